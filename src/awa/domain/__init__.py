@@ -1,0 +1,95 @@
+"""The pure lifecycle: states, the transition table, decisions and validation.
+
+No I/O, clocks, asyncio or database drivers here: ``tests/domain/test_purity.py`` walks the
+imports to keep it so.
+"""
+
+from awa.domain.backoff import BACKOFF_MAX_S, RandomSource, backoff_s
+from awa.domain.decisions import Decision
+from awa.domain.errors import (
+    AwaError,
+    CallbackNotFound,
+    DatabaseError,
+    IllegalTransition,
+    JobNotFound,
+    SchemaNotMigrated,
+    SerializationError,
+    TerminalError,
+    UnknownJobKind,
+    ValidationError,
+)
+from awa.domain.outcomes import (
+    Cancel,
+    Complete,
+    CompleteCallback,
+    Fail,
+    FailCallback,
+    Outcome,
+    Resolution,
+    ResumeCallback,
+    RetryAfter,
+    RetryCallback,
+    Snooze,
+    WaitForCallback,
+)
+from awa.domain.rescue import RescueCause, rescue_cause
+from awa.domain.states import LIVE_STATES, TERMINAL_STATES, JobState
+from awa.domain.transitions import INSERT_STATES, TRANSITIONS, Trigger, next_state
+from awa.domain.values import (
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_PRIORITY,
+    CallbackToken,
+    DlqEntry,
+    DlqReason,
+    ErrorEntry,
+    Job,
+    Lease,
+    NewJob,
+)
+
+__all__ = [
+    "BACKOFF_MAX_S",
+    "DEFAULT_MAX_ATTEMPTS",
+    "DEFAULT_PRIORITY",
+    "INSERT_STATES",
+    "LIVE_STATES",
+    "TERMINAL_STATES",
+    "TRANSITIONS",
+    "AwaError",
+    "CallbackNotFound",
+    "CallbackToken",
+    "Cancel",
+    "Complete",
+    "CompleteCallback",
+    "DatabaseError",
+    "Decision",
+    "DlqEntry",
+    "DlqReason",
+    "ErrorEntry",
+    "Fail",
+    "FailCallback",
+    "IllegalTransition",
+    "Job",
+    "JobNotFound",
+    "JobState",
+    "Lease",
+    "NewJob",
+    "Outcome",
+    "RandomSource",
+    "RescueCause",
+    "Resolution",
+    "ResumeCallback",
+    "RetryAfter",
+    "RetryCallback",
+    "SchemaNotMigrated",
+    "SerializationError",
+    "Snooze",
+    "TerminalError",
+    "Trigger",
+    "UnknownJobKind",
+    "ValidationError",
+    "WaitForCallback",
+    "backoff_s",
+    "next_state",
+    "rescue_cause",
+]

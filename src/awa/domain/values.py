@@ -1,0 +1,148 @@
+"""Immutable values the lifecycle works on: the job, its attempts' errors, leases, callbacks."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+from awa.domain import validation as v
+from awa.domain.states import JobState
+
+__all__ = [
+    "DEFAULT_MAX_ATTEMPTS",
+    "DEFAULT_PRIORITY",
+    "CallbackToken",
+    "DlqEntry",
+    "DlqReason",
+    "ErrorEntry",
+    "Job",
+    "Lease",
+    "NewJob",
+]
+
+DEFAULT_PRIORITY = 2
+DEFAULT_MAX_ATTEMPTS = 25
+
+
+class DlqReason(str, enum.Enum):
+    """Why a failed job entered the dead-letter queue (operators may also give their own)."""
+
+    MAX_ATTEMPTS_EXHAUSTED = "max_attempts_exhausted"
+    TERMINAL_ERROR = "terminal_error"
+    HEARTBEAT_STALE = "heartbeat_stale"
+    DEADLINE_EXCEEDED = "deadline_exceeded"
+    CALLBACK_TIMEOUT = "callback_timeout"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@attrs.frozen
+class Lease:
+    """Identifies one attempt: the only key that may write to a live job."""
+
+    job_id: int
+    run_lease: int
+
+    def __str__(self) -> str:
+        return f"{self.job_id}@{self.run_lease}"
+
+
+@attrs.frozen
+class ErrorEntry:
+    """One line of a job's error history; kept across retries so repeats are visible."""
+
+    error: str
+    attempt: int
+    at: datetime
+    terminal: bool = False
+    traceback: str | None = None
+
+
+@attrs.frozen
+class CallbackToken:
+    """Handed to the code that starts external work; the external side answers with its id."""
+
+    callback_id: str
+    lease: Lease
+    timeout_at: datetime
+
+
+def _args(value: Mapping[str, Any]) -> dict[str, Any]:
+    return v.check_json_object("args", value)
+
+
+def _metadata(value: Mapping[str, Any]) -> dict[str, Any]:
+    return v.check_json_object("metadata", value)
+
+
+@attrs.frozen(kw_only=True)
+class NewJob:
+    """What a producer asks for. Constructing one validates it; a bad value raises
+    ``ValidationError`` before any store is touched."""
+
+    kind: str = attrs.field(converter=v.check_kind)
+    args: dict[str, Any] = attrs.field(factory=dict, converter=_args)
+    queue: str = attrs.field(default="default", converter=v.check_queue)
+    priority: int = attrs.field(default=DEFAULT_PRIORITY, converter=v.check_priority)
+    max_attempts: int = attrs.field(
+        default=DEFAULT_MAX_ATTEMPTS, converter=v.check_max_attempts
+    )
+    run_at: datetime | None = attrs.field(default=None)
+    tags: tuple[str, ...] = attrs.field(default=(), converter=v.check_tags)
+    metadata: dict[str, Any] = attrs.field(factory=dict, converter=_metadata)
+
+    @run_at.validator
+    def _check_run_at(self, _: attrs.Attribute[datetime | None], value: object) -> None:
+        if value is not None:
+            v.check_aware("run_at", value)
+
+
+@attrs.frozen(kw_only=True)
+class Job:
+    """A job as the store holds it. Change it only through the decision functions."""
+
+    id: int
+    kind: str
+    queue: str
+    args: dict[str, Any]
+    state: JobState
+    priority: int
+    attempt: int
+    max_attempts: int
+    run_lease: int
+    run_at: datetime
+    created_at: datetime
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] = attrs.field(factory=dict)
+    errors: tuple[ErrorEntry, ...] = ()
+    attempted_at: datetime | None = None
+    heartbeat_at: datetime | None = None
+    deadline_at: datetime | None = None
+    finalized_at: datetime | None = None
+    progress: dict[str, Any] | None = None
+    callback_id: str | None = None
+    callback_timeout_at: datetime | None = None
+    callback_result: Any = None
+
+    @property
+    def lease(self) -> Lease:
+        return Lease(self.id, self.run_lease)
+
+    @property
+    def attempts_spent(self) -> bool:
+        """The poison-job rule: no attempt is left after the current one."""
+        return self.attempt >= self.max_attempts
+
+
+@attrs.frozen
+class DlqEntry:
+    """A failed job held in the dead-letter queue, with why and when it got there."""
+
+    job: Job
+    reason: str
+    dlq_at: datetime

@@ -1,0 +1,31 @@
+"""Ports: what the runtime needs from a store and a clock, as ``typing.Protocol``."""
+
+from awa.ports.clock import Clock, SystemClock
+from awa.ports.results import (
+    Applied,
+    Finish,
+    Heartbeat,
+    QueueStats,
+    Rescued,
+    Stale,
+    StaleReason,
+    WriteResult,
+)
+from awa.ports.store import BATCH_SIZE_MAX, DEFAULT_DEADLINE_S, DEFAULT_STALENESS_S, ClaimStore
+
+__all__ = [
+    "BATCH_SIZE_MAX",
+    "DEFAULT_DEADLINE_S",
+    "DEFAULT_STALENESS_S",
+    "Applied",
+    "ClaimStore",
+    "Clock",
+    "Finish",
+    "Heartbeat",
+    "QueueStats",
+    "Rescued",
+    "Stale",
+    "StaleReason",
+    "SystemClock",
+    "WriteResult",
+]

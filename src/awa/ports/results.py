@@ -1,0 +1,88 @@
+"""Values crossing the store port: write requests and their results."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+from awa.domain import Job, JobState, Lease, Outcome, RescueCause
+
+__all__ = [
+    "Applied",
+    "Finish",
+    "Heartbeat",
+    "QueueStats",
+    "Rescued",
+    "Stale",
+    "StaleReason",
+    "WriteResult",
+]
+
+
+class StaleReason(str, enum.Enum):
+    """Why a fenced write matched nothing: the writer no longer owns the attempt."""
+
+    NOT_FOUND = "not_found"  # the job is gone (purged, or moved to the dead-letter queue)
+    LEASE_SUPERSEDED = "lease_superseded"  # a newer attempt holds the job
+    CANCELLED = "cancelled"  # an operator cancelled the job; a worker should stop
+    STATE_CHANGED = "state_changed"  # rescued or finished: the attempt already ended
+    CALLBACK_RESOLVED = "callback_resolved"  # the external side answered before the park
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@attrs.frozen
+class Applied:
+    job: Job
+
+
+@attrs.frozen
+class Stale:
+    lease: Lease
+    reason: StaleReason
+
+
+WriteResult = Applied | Stale
+
+
+@attrs.frozen
+class Heartbeat:
+    """A live attempt's proof of life, with any progress and metadata it buffered."""
+
+    lease: Lease
+    progress: Mapping[str, Any] | None = None
+    metadata: Mapping[str, Any] | None = None
+
+
+@attrs.frozen
+class Finish:
+    """A handler's outcome for one attempt, with its last buffered progress and metadata."""
+
+    lease: Lease
+    outcome: Outcome
+    progress: Mapping[str, Any] | None = None
+    metadata: Mapping[str, Any] | None = None
+
+
+@attrs.frozen
+class Rescued:
+    """An attempt maintenance ended, why, and the job afterwards (``failed`` when spent)."""
+
+    job: Job
+    cause: RescueCause
+    dead_lettered: bool
+
+
+@attrs.frozen
+class QueueStats:
+    queue: str
+    counts: Mapping[JobState, int]
+    dlq_depth: int
+    paused: bool
+    dlq_enabled: bool
+    oldest_available_at: datetime | None

@@ -1,0 +1,142 @@
+"""The claim store: every lifecycle verb a job queue needs, in the domain's words.
+
+Rules every adapter keeps (the contract suite in ``awa.testing`` checks them):
+
+* Legality comes from ``awa.domain.transitions.TRANSITIONS``; new values come from
+  ``awa.domain.decisions``.
+* Every write to a live attempt names its lease and matches ``(id, run_lease, state)``. When
+  nothing matches, the write changes nothing and comes back as ``Stale``: a value, not an
+  exception, because losing a race is expected.
+* Operator verbs raise ``JobNotFound`` or ``IllegalTransition``; callback verbs raise
+  ``CallbackNotFound``. Nothing changes when they raise.
+* Time comes from the store's clock (PostgreSQL: the database's, unless one is injected).
+* A ``failed`` outcome on a queue with the dead-letter queue enabled moves the job there: a
+  job is in exactly one home, the jobs or the dead-letter queue.
+* Batches are bounded: ``BATCH_SIZE_MAX`` per call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from awa.domain import DlqEntry, Job, JobState, Lease, NewJob, Resolution
+from awa.ports.results import Finish, Heartbeat, QueueStats, Rescued, WriteResult
+
+__all__ = ["BATCH_SIZE_MAX", "DEFAULT_DEADLINE_S", "DEFAULT_STALENESS_S", "ClaimStore"]
+
+BATCH_SIZE_MAX = 5000
+DEFAULT_DEADLINE_S = 300.0
+DEFAULT_STALENESS_S = 90.0
+
+
+class ClaimStore(Protocol):
+    # -- producers ---------------------------------------------------------------------------
+    def insert(self, jobs: Sequence[NewJob]) -> list[Job]:
+        """Row 1, for every job at once; returns them with ids, in order."""
+        ...
+
+    # -- workers: claims and fenced writes ---------------------------------------------------
+    def claim(
+        self, queue: str, *, limit: int, deadline_duration_s: float = DEFAULT_DEADLINE_S
+    ) -> list[Job]:
+        """Row 3 for up to ``limit`` runnable jobs of an unpaused queue, in
+        ``(priority, run_at, id)`` order; due scheduled and retryable jobs count as runnable.
+        Each returned job carries its new lease. Concurrent claims never share a job."""
+        ...
+
+    def heartbeat(self, beats: Sequence[Heartbeat]) -> list[WriteResult]:
+        """Extend each live attempt; results are in request order."""
+        ...
+
+    def finish(self, finishes: Sequence[Finish]) -> list[WriteResult]:
+        """Rows 4-10 for each attempt; a finish for an attempt that ended is ``Stale``."""
+        ...
+
+    def register_callback(
+        self, lease: Lease, *, timeout_s: float = 3600.0, callback_id: str | None = None
+    ) -> WriteResult:
+        """Give a running attempt a pending callback (a fresh id unless one is given)."""
+        ...
+
+    # -- the external side of a callback ----------------------------------------------------
+    def resolve_callback(self, callback_id: str, resolution: Resolution) -> Job:
+        """Rows 11-13. At most one resolution per callback wins; the rest, and any unknown
+        or stale id, raise ``CallbackNotFound``."""
+        ...
+
+    def heartbeat_callback(self, callback_id: str, *, timeout_s: float) -> Job:
+        """Push a pending callback's timeout to ``now + timeout_s``."""
+        ...
+
+    # -- maintenance -------------------------------------------------------------------------
+    def rescue(
+        self, *, staleness_s: float = DEFAULT_STALENESS_S, limit: int = 1000
+    ) -> list[Rescued]:
+        """Rows 14-16: end up to ``limit`` attempts whose heartbeat is older than
+        ``staleness_s``, whose deadline passed, or whose callback timed out."""
+        ...
+
+    def promote(self, *, limit: int = 1000) -> list[Job]:
+        """Row 2 for up to ``limit`` due scheduled and retryable jobs."""
+        ...
+
+    # -- operators ---------------------------------------------------------------------------
+    def get_job(self, job_id: int) -> Job:
+        """The job from whichever home holds it; ``JobNotFound`` otherwise."""
+        ...
+
+    def list_jobs(
+        self,
+        *,
+        state: JobState | None = None,
+        kind: str | None = None,
+        queue: str | None = None,
+        limit: int = 100,
+    ) -> list[Job]:
+        """Jobs outside the dead-letter queue, oldest id first."""
+        ...
+
+    def cancel(self, job_id: int) -> Job:
+        """Row 17; a terminal job raises ``IllegalTransition`` (not cancellable)."""
+        ...
+
+    def retry(self, job_id: int) -> Job:
+        """Row 18 (row 20 when the job is in the dead-letter queue)."""
+        ...
+
+    def pause_queue(self, queue: str) -> None: ...
+
+    def resume_queue(self, queue: str) -> None: ...
+
+    def set_dlq_enabled(self, queue: str, enabled: bool) -> None:
+        """Whether ``failed`` outcomes on ``queue`` move to the dead-letter queue."""
+        ...
+
+    def queue_stats(self) -> list[QueueStats]: ...
+
+    # -- the dead-letter queue ---------------------------------------------------------------
+    def move_to_dlq(self, job_id: int, *, reason: str) -> DlqEntry:
+        """Row 19 by hand, for a failed job on a queue without automatic dead-lettering."""
+        ...
+
+    def list_dlq(
+        self, *, queue: str | None = None, kind: str | None = None, limit: int = 100
+    ) -> list[DlqEntry]: ...
+
+    def retry_from_dlq(self, job_id: int) -> Job:
+        """Row 20: back to ``available`` with a fresh attempt budget, lease and errors kept."""
+        ...
+
+    def bulk_retry_from_dlq(
+        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
+    ) -> list[Job]:
+        """Row 20 for every match; an empty filter needs ``all=True`` (``ValidationError``)."""
+        ...
+
+    def purge_dlq(
+        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
+    ) -> int:
+        """Row 21: delete matching entries, returning how many; an empty filter needs
+        ``all=True``."""
+        ...

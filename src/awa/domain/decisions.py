@@ -220,10 +220,23 @@ def finish(
         parked = _move(job, Trigger.WAIT_FOR_CALLBACK, **extra)
         return Decision(Trigger.WAIT_FOR_CALLBACK, parked)
     if isinstance(outcome, o.RetryAfter):
-        return _fail_attempt(job, now, extra, f"retry requested after {outcome.seconds:g}s",
-                             retry_after_s=outcome.seconds, rng=rng)
-    return _fail_attempt(job, now, extra, outcome.error, terminal=outcome.terminal,
-                         traceback=outcome.traceback, rng=rng)
+        return _fail_attempt(
+            job,
+            now,
+            extra,
+            f"retry requested after {outcome.seconds:g}s",
+            retry_after_s=outcome.seconds,
+            rng=rng,
+        )
+    return _fail_attempt(
+        job,
+        now,
+        extra,
+        outcome.error,
+        terminal=outcome.terminal,
+        traceback=outcome.traceback,
+        rng=rng,
+    )
 
 
 def _fail_attempt(
@@ -242,9 +255,7 @@ def _fail_attempt(
     errors = (*job.errors, error)
     if terminal or job.attempts_spent:
         reason = DlqReason.TERMINAL_ERROR if terminal else DlqReason.MAX_ATTEMPTS_EXHAUSTED
-        failed = _move(
-            job, Trigger.FAIL, errors=errors, finalized_at=now, **extra, **_END_ATTEMPT
-        )
+        failed = _move(job, Trigger.FAIL, errors=errors, finalized_at=now, **extra, **_END_ATTEMPT)
         return Decision(Trigger.FAIL, failed, error, reason.value)
     delay_s = retry_after_s if retry_after_s is not None else backoff_s(job.attempt, rng)
     retried = _move(
@@ -299,9 +310,7 @@ def resolve_callback(
         return Decision(trigger, done)
     if isinstance(resolution, o.FailCallback):
         error = ErrorEntry(resolution.error, job.attempt, now, terminal=True)
-        failed = _move(
-            job, trigger, errors=(*job.errors, error), finalized_at=now, **_END_ATTEMPT
-        )
+        failed = _move(job, trigger, errors=(*job.errors, error), finalized_at=now, **_END_ATTEMPT)
         return Decision(trigger, failed, error, DlqReason.TERMINAL_ERROR.value)
     restarted = _move(job, trigger, attempt=0, run_at=now, **_END_ATTEMPT)
     return Decision(trigger, restarted)

@@ -30,9 +30,7 @@ def rescue_cause(job: Job, now: datetime, staleness_s: float) -> RescueCause | N
     stale heartbeat wins over a passed deadline.
     """
     if job.state is JobState.RUNNING:
-        if job.heartbeat_at is not None and now - job.heartbeat_at > timedelta(
-            seconds=staleness_s
-        ):
+        if job.heartbeat_at is not None and now - job.heartbeat_at > timedelta(seconds=staleness_s):
             return RescueCause.HEARTBEAT_STALE
         if job.deadline_at is not None and now > job.deadline_at:
             return RescueCause.DEADLINE_EXCEEDED

@@ -89,9 +89,7 @@ class NewJob:
     args: dict[str, Any] = attrs.field(factory=dict, converter=_args)
     queue: str = attrs.field(default="default", converter=v.check_queue)
     priority: int = attrs.field(default=DEFAULT_PRIORITY, converter=v.check_priority)
-    max_attempts: int = attrs.field(
-        default=DEFAULT_MAX_ATTEMPTS, converter=v.check_max_attempts
-    )
+    max_attempts: int = attrs.field(default=DEFAULT_MAX_ATTEMPTS, converter=v.check_max_attempts)
     run_at: datetime | None = attrs.field(default=None)
     tags: tuple[str, ...] = attrs.field(default=(), converter=v.check_tags)
     metadata: dict[str, Any] = attrs.field(factory=dict, converter=_metadata)

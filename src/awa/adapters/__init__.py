@@ -1,0 +1,1 @@
+"""Store adapters: ``memory`` (reference, ships for your tests) and ``postgres``."""

@@ -1,0 +1,476 @@
+"""The in-memory claim store: a real adapter built on the domain table, for tests and
+simulation. One lock serialises every verb, so each call is atomic like a transaction."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
+from typing import TypeVar
+
+import attrs
+
+from awa.adapters.memory.faults import FaultHooks, SimulatedCrash
+from awa.domain import (
+    CallbackNotFound,
+    Decision,
+    DlqEntry,
+    IllegalTransition,
+    Job,
+    JobNotFound,
+    JobState,
+    Lease,
+    NewJob,
+    Resolution,
+    ValidationError,
+    decisions,
+)
+from awa.domain.rescue import rescue_cause
+from awa.domain.transitions import Trigger, allowed_from
+from awa.domain.validation import check_kind, check_queue, check_seconds
+from awa.ports import (
+    BATCH_SIZE_MAX,
+    DEFAULT_DEADLINE_S,
+    DEFAULT_STALENESS_S,
+    Applied,
+    Clock,
+    Finish,
+    Heartbeat,
+    QueueStats,
+    Rescued,
+    Stale,
+    StaleReason,
+    SystemClock,
+    WriteResult,
+)
+
+__all__ = ["MemoryStore"]
+
+_T = TypeVar("_T")
+
+
+@attrs.define
+class _QueueSettings:
+    paused: bool = False
+    dlq_enabled: bool = False
+
+
+def _check_limit(limit: object) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= BATCH_SIZE_MAX:
+        raise ValidationError(f"limit must be an integer from 1 to {BATCH_SIZE_MAX}, got {limit!r}")
+    return limit
+
+
+def _check_batch(items: Sequence[_T], what: str) -> Sequence[_T]:
+    if len(items) > BATCH_SIZE_MAX:
+        raise ValidationError(f"at most {BATCH_SIZE_MAX} {what} per call, got {len(items)}")
+    return items
+
+
+def _check_filter(queue: str | None, kind: str | None, all: bool) -> None:
+    if queue is not None:
+        check_queue(queue)
+    if kind is not None:
+        check_kind(kind)
+    if queue is None and kind is None and not all:
+        raise ValidationError(
+            "refusing to act on every dead-letter entry: give a queue or kind, or all=True"
+        )
+
+
+class MemoryStore:
+    """``ClaimStore`` held in process memory. Thread-safe; deterministic given its clock and
+    ``rng`` (backoff jitter and callback ids)."""
+
+    def __init__(
+        self,
+        clock: Clock | None = None,
+        *,
+        rng: random.Random | None = None,
+        faults: FaultHooks | None = None,
+    ) -> None:
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        self.rng = rng if rng is not None else random.Random()
+        self.faults = faults if faults is not None else FaultHooks()
+        self._lock = threading.RLock()
+        self._jobs: dict[int, Job] = {}
+        self._dlq: dict[int, DlqEntry] = {}
+        self._queues: dict[str, _QueueSettings] = {}
+        self._callbacks: dict[str, int] = {}  # pending callback id -> job id
+        self._next_id = 1
+
+    # -- bookkeeping ---------------------------------------------------------------------------
+    def _put(self, job: Job) -> None:
+        old = self._jobs.get(job.id)
+        if old is not None and old.callback_id is not None and old.callback_id != job.callback_id:
+            self._callbacks.pop(old.callback_id, None)
+        if job.callback_id is not None:
+            self._callbacks[job.callback_id] = job.id
+        self._jobs[job.id] = job
+
+    def _remove(self, job_id: int) -> Job:
+        job = self._jobs.pop(job_id)
+        if job.callback_id is not None:
+            self._callbacks.pop(job.callback_id, None)
+        return job
+
+    def _settings(self, queue: str) -> _QueueSettings:
+        return self._queues.setdefault(queue, _QueueSettings())
+
+    def _store(self, decision: Decision) -> bool:
+        """Persist a decision; a failed job on a DLQ-enabled queue goes to the DLQ instead.
+        Returns whether it was dead-lettered."""
+        job = decision.job
+        if (
+            job.state is JobState.FAILED
+            and decision.dlq_reason is not None
+            and self._settings(job.queue).dlq_enabled
+        ):
+            self._remove(job.id)
+            self._dlq[job.id] = decisions.move_to_dlq(job, decision.dlq_reason, self.clock.now())
+            return True
+        self._put(job)
+        return False
+
+    def _stale_reason(self, lease: Lease) -> StaleReason:
+        job = self._jobs.get(lease.job_id)
+        if job is None:
+            return StaleReason.NOT_FOUND
+        if job.run_lease != lease.run_lease:
+            return StaleReason.LEASE_SUPERSEDED
+        if job.state is JobState.CANCELLED:
+            return StaleReason.CANCELLED
+        return StaleReason.STATE_CHANGED
+
+    def _fenced(self, lease: Lease, write: Callable[[Job], Job | Decision]) -> WriteResult:
+        """Apply ``write`` only if ``lease`` still owns the job; otherwise report it stale.
+        ``write`` raises ``IllegalTransition`` when the job's state does not allow it."""
+        job = self._jobs.get(lease.job_id)
+        if job is None or job.run_lease != lease.run_lease:
+            return Stale(lease, self._stale_reason(lease))
+        try:
+            result = write(job)
+        except IllegalTransition:
+            return Stale(lease, self._stale_reason(lease))
+        except CallbackNotFound:
+            return Stale(lease, StaleReason.CALLBACK_RESOLVED)
+        if isinstance(result, Decision):
+            self._store(result)
+            return Applied(result.job)
+        self._put(result)
+        return Applied(result)
+
+    def _find(self, job_id: int) -> Job:
+        job = self._jobs.get(job_id)
+        if job is None:
+            raise JobNotFound(job_id)
+        return job
+
+    # -- producers -----------------------------------------------------------------------------
+    def insert(self, jobs: Sequence[NewJob]) -> list[Job]:
+        _check_batch(jobs, "jobs")
+        for new in jobs:
+            if not isinstance(new, NewJob):
+                raise ValidationError(f"insert takes NewJob values, got {type(new).__name__}")
+        with self._lock:
+            now = self.clock.now()
+            created = []
+            for new in jobs:
+                job = decisions.create_job(new, job_id=self._next_id, now=now)
+                self._next_id += 1
+                self._put(job)
+                created.append(job)
+            return created
+
+    # -- workers -------------------------------------------------------------------------------
+    def claim(
+        self, queue: str, *, limit: int, deadline_duration_s: float = DEFAULT_DEADLINE_S
+    ) -> list[Job]:
+        check_queue(queue)
+        _check_limit(limit)
+        check_seconds("deadline_duration", deadline_duration_s)
+        with self._lock:
+            if self._settings(queue).paused:
+                return []
+            now = self.clock.now()
+            runnable = sorted(
+                (
+                    j
+                    for j in self._jobs.values()
+                    if j.queue == queue and decisions.is_claimable(j, now)
+                ),
+                key=lambda j: (j.priority, j.run_at, j.id),
+            )[:limit]
+            claimed = [decisions.claim(job, now, deadline_duration_s) for job in runnable]
+            for job in claimed:
+                self._put(job)
+        if claimed and self.faults.take_crash():
+            raise SimulatedCrash([job.lease for job in claimed])
+        return claimed
+
+    def heartbeat(self, beats: Sequence[Heartbeat]) -> list[WriteResult]:
+        _check_batch(beats, "heartbeats")
+        with self._lock:
+            now = self.clock.now()
+            results: list[WriteResult] = []
+            for beat in beats:
+                if self.faults.heartbeat_is_lost(beat.lease.job_id):
+                    job = self._jobs.get(beat.lease.job_id)
+                    # the worker hears nothing back to alarm it; the store never saw the beat
+                    results.append(
+                        Applied(job) if job else Stale(beat.lease, StaleReason.NOT_FOUND)
+                    )
+                    continue
+                results.append(
+                    self._fenced(
+                        beat.lease,
+                        partial(
+                            decisions.heartbeat,
+                            now=now,
+                            progress=beat.progress,
+                            metadata=beat.metadata,
+                        ),
+                    )
+                )
+            return results
+
+    def finish(self, finishes: Sequence[Finish]) -> list[WriteResult]:
+        _check_batch(finishes, "finishes")
+        held = any(self.faults.finish_is_delayed(f.lease.job_id) for f in finishes)
+        if held:
+            self.faults.hold_finish()
+        try:
+            with self._lock:
+                now = self.clock.now()
+                return [
+                    self._fenced(
+                        f.lease,
+                        partial(
+                            decisions.finish,
+                            outcome=f.outcome,
+                            now=now,
+                            rng=self.rng,
+                            progress=f.progress,
+                            metadata=f.metadata,
+                        ),
+                    )
+                    for f in finishes
+                ]
+        finally:
+            if held:
+                self.faults.finish_applied()
+
+    def register_callback(
+        self, lease: Lease, *, timeout_s: float = 3600.0, callback_id: str | None = None
+    ) -> WriteResult:
+        check_seconds("callback timeout", timeout_s, allow_zero=False)
+        with self._lock:
+            if callback_id is None:
+                callback_id = str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+            elif callback_id in self._callbacks:
+                raise ValidationError(f"callback id {callback_id!r} is already pending")
+            now = self.clock.now()
+            cid = callback_id
+            return self._fenced(
+                lease, lambda job: decisions.register_callback(job, cid, timeout_s, now)
+            )
+
+    # -- callbacks -----------------------------------------------------------------------------
+    def _callback_job(self, callback_id: str) -> Job:
+        job_id = self._callbacks.get(callback_id)
+        if job_id is None:
+            raise CallbackNotFound(callback_id)
+        return self._jobs[job_id]
+
+    def resolve_callback(self, callback_id: str, resolution: Resolution) -> Job:
+        with self._lock:
+            job = self._callback_job(callback_id)
+            decision = decisions.resolve_callback(job, callback_id, resolution, self.clock.now())
+            self._store(decision)
+            return decision.job
+
+    def heartbeat_callback(self, callback_id: str, *, timeout_s: float) -> Job:
+        with self._lock:
+            job = self._callback_job(callback_id)
+            job = decisions.heartbeat_callback(job, callback_id, timeout_s, self.clock.now())
+            self._put(job)
+            return job
+
+    # -- maintenance ---------------------------------------------------------------------------
+    def rescue(
+        self, *, staleness_s: float = DEFAULT_STALENESS_S, limit: int = 1000
+    ) -> list[Rescued]:
+        check_seconds("heartbeat staleness", staleness_s, allow_zero=False)
+        _check_limit(limit)
+        with self._lock:
+            now = self.clock.now()
+            rescued: list[Rescued] = []
+            for job in sorted(self._jobs.values(), key=lambda j: j.id):
+                if len(rescued) >= limit:
+                    break
+                cause = rescue_cause(job, now, staleness_s)
+                if cause is None:
+                    continue
+                decision = decisions.rescue(job, cause, now, self.rng)
+                rescued.append(Rescued(decision.job, cause, self._store(decision)))
+            return rescued
+
+    def promote(self, *, limit: int = 1000) -> list[Job]:
+        _check_limit(limit)
+        with self._lock:
+            now = self.clock.now()
+            due = sorted(
+                (
+                    j
+                    for j in self._jobs.values()
+                    if j.state in (JobState.SCHEDULED, JobState.RETRYABLE) and j.run_at <= now
+                ),
+                key=lambda j: (j.run_at, j.id),
+            )[:limit]
+            promoted = [decisions.promote(job, now) for job in due]
+            for job in promoted:
+                self._put(job)
+            return promoted
+
+    # -- operators -----------------------------------------------------------------------------
+    def get_job(self, job_id: int) -> Job:
+        with self._lock:
+            entry = self._dlq.get(job_id)
+            return entry.job if entry is not None else self._find(job_id)
+
+    def list_jobs(
+        self,
+        *,
+        state: JobState | None = None,
+        kind: str | None = None,
+        queue: str | None = None,
+        limit: int = 100,
+    ) -> list[Job]:
+        state = JobState(state) if state is not None else None
+        _check_filter(queue, kind, all=True)
+        _check_limit(limit)
+        with self._lock:
+            jobs = (
+                j
+                for j in sorted(self._jobs.values(), key=lambda j: j.id)
+                if (state is None or j.state is state)
+                and (kind is None or j.kind == kind)
+                and (queue is None or j.queue == queue)
+            )
+            return list(itertools.islice(jobs, limit))
+
+    def cancel(self, job_id: int) -> Job:
+        with self._lock:
+            entry = self._dlq.get(job_id)
+            if entry is not None:
+                raise IllegalTransition(
+                    entry.job.state, Trigger.CANCEL, allowed_from(Trigger.CANCEL), job_id
+                )
+            decision = decisions.cancel(self._find(job_id), self.clock.now())
+            self._store(decision)
+            return decision.job
+
+    def retry(self, job_id: int) -> Job:
+        with self._lock:
+            if job_id in self._dlq:
+                return self.retry_from_dlq(job_id)
+            job = decisions.operator_retry(self._find(job_id), self.clock.now())
+            self._put(job)
+            return job
+
+    def pause_queue(self, queue: str) -> None:
+        with self._lock:
+            self._settings(check_queue(queue)).paused = True
+
+    def resume_queue(self, queue: str) -> None:
+        with self._lock:
+            self._settings(check_queue(queue)).paused = False
+
+    def set_dlq_enabled(self, queue: str, enabled: bool) -> None:
+        with self._lock:
+            self._settings(check_queue(queue)).dlq_enabled = bool(enabled)
+
+    def queue_stats(self) -> list[QueueStats]:
+        with self._lock:
+            names = sorted(
+                {j.queue for j in self._jobs.values()}
+                | {e.job.queue for e in self._dlq.values()}
+                | set(self._queues)
+            )
+            stats = []
+            for name in names:
+                jobs = [j for j in self._jobs.values() if j.queue == name]
+                counts = {state: 0 for state in JobState}
+                for job in jobs:
+                    counts[job.state] += 1
+                settings = self._settings(name)
+                stats.append(
+                    QueueStats(
+                        queue=name,
+                        counts=counts,
+                        dlq_depth=sum(1 for e in self._dlq.values() if e.job.queue == name),
+                        paused=settings.paused,
+                        dlq_enabled=settings.dlq_enabled,
+                        oldest_available_at=min(
+                            (j.run_at for j in jobs if j.state is JobState.AVAILABLE),
+                            default=None,
+                        ),
+                    )
+                )
+            return stats
+
+    # -- the dead-letter queue -----------------------------------------------------------------
+    def move_to_dlq(self, job_id: int, *, reason: str) -> DlqEntry:
+        if not isinstance(reason, str) or not reason.strip():
+            raise ValidationError("a dead-letter reason is required")
+        with self._lock:
+            entry = decisions.move_to_dlq(self._find(job_id), reason, self.clock.now())
+            self._remove(job_id)
+            self._dlq[job_id] = entry
+            return entry
+
+    def _dlq_matching(self, queue: str | None, kind: str | None) -> Iterable[DlqEntry]:
+        return (
+            e
+            for e in sorted(self._dlq.values(), key=lambda e: (e.dlq_at, e.job.id))
+            if (queue is None or e.job.queue == queue) and (kind is None or e.job.kind == kind)
+        )
+
+    def list_dlq(
+        self, *, queue: str | None = None, kind: str | None = None, limit: int = 100
+    ) -> list[DlqEntry]:
+        _check_filter(queue, kind, all=True)
+        _check_limit(limit)
+        with self._lock:
+            return list(itertools.islice(self._dlq_matching(queue, kind), limit))
+
+    def retry_from_dlq(self, job_id: int) -> Job:
+        with self._lock:
+            entry = self._dlq.get(job_id)
+            if entry is None:
+                raise JobNotFound(job_id)
+            job = decisions.operator_retry(entry.job, self.clock.now())
+            del self._dlq[job_id]
+            self._put(job)
+            return job
+
+    def bulk_retry_from_dlq(
+        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
+    ) -> list[Job]:
+        _check_filter(queue, kind, all)
+        with self._lock:
+            ids = [e.job.id for e in self._dlq_matching(queue, kind)]
+            return [self.retry_from_dlq(job_id) for job_id in ids]
+
+    def purge_dlq(
+        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
+    ) -> int:
+        _check_filter(queue, kind, all)
+        with self._lock:
+            ids = [e.job.id for e in self._dlq_matching(queue, kind)]
+            for job_id in ids:
+                del self._dlq[job_id]
+            return len(ids)

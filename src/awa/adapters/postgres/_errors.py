@@ -1,0 +1,37 @@
+"""Driver failures in the domain's words: ``SchemaNotMigrated`` or ``DatabaseError``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import psycopg
+from psycopg import errors as pg_errors
+
+from awa.domain import DatabaseError, SchemaNotMigrated
+
+__all__ = ["MIGRATE_HINT", "SchemaNewerThanCode", "not_migrated", "translate_errors"]
+
+MIGRATE_HINT = "run `awa migrate` (or `store.migrate()`) against this database"
+
+# what PostgreSQL says when the awa schema, one of its tables, or a column is missing
+_MISSING_SCHEMA = (pg_errors.UndefinedTable, pg_errors.InvalidSchemaName, pg_errors.UndefinedColumn)
+
+
+class SchemaNewerThanCode(DatabaseError):
+    """The database was migrated by a newer awa than this one: upgrade the code first."""
+
+
+def not_migrated(detail: str) -> SchemaNotMigrated:
+    return SchemaNotMigrated(f"{detail}: {MIGRATE_HINT}")
+
+
+@contextmanager
+def translate_errors(action: str) -> Iterator[None]:
+    """Re-raise driver and pool errors from ``action`` as awa errors, keeping the cause."""
+    try:
+        yield
+    except _MISSING_SCHEMA as exc:
+        raise not_migrated(f"the awa schema is missing or incomplete ({exc.sqlstate})") from exc
+    except psycopg.Error as exc:  # also psycopg_pool.PoolTimeout: no connection to be had
+        raise DatabaseError(f"{action} failed: {type(exc).__name__}: {exc}") from exc

@@ -1,0 +1,231 @@
+"""The row boundary: database rows to domain values and domain values to bound parameters.
+
+Every job statement returns the job columns in one order (``JOB_COLUMNS``), so one converter
+serves them all. JSON travels as text and is cast to ``jsonb`` in SQL.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta, timezone
+from typing import Any, overload
+
+from awa.domain import DlqEntry, ErrorEntry, Job, JobState, NewJob, ValidationError
+
+__all__ = [
+    "JOB_COLUMNS",
+    "dlq_entry_from_row",
+    "dump_json",
+    "errors_to_json",
+    "insert_params",
+    "interval",
+    "job_from_row",
+    "restore_params",
+    "utc",
+    "write_params",
+]
+
+JOB_COLUMNS = (
+    "id",
+    "kind",
+    "queue",
+    "args",
+    "state",
+    "priority",
+    "attempt",
+    "max_attempts",
+    "run_lease",
+    "run_at",
+    "created_at",
+    "tags",
+    "metadata",
+    "errors",
+    "attempted_at",
+    "heartbeat_at",
+    "deadline_at",
+    "finalized_at",
+    "progress",
+    "callback_id",
+    "callback_timeout_at",
+    "callback_result",
+)
+_WIDTH = len(JOB_COLUMNS)
+_STATES = {state.value: state for state in JobState}
+_UTC = timezone.utc
+
+
+def dump_json(value: Any) -> str:
+    """JSON text for a ``jsonb`` parameter. A lone surrogate cannot be stored as UTF-8: that is
+    the caller's input, so it is a ``ValidationError`` before any SQL runs."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"value cannot be stored as JSON: {exc}") from None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValidationError(
+            f"value contains a lone surrogate ({exc.object[exc.start : exc.end]!r}),"
+            " which is not valid UTF-8 and cannot be stored"
+        ) from None
+    return text
+
+
+def _json_or_null(value: Any) -> str | None:
+    return None if value is None else dump_json(value)
+
+
+@overload
+def utc(when: datetime) -> datetime: ...
+@overload
+def utc(when: None) -> None: ...
+def utc(when: datetime | None) -> datetime | None:
+    """Timestamps leave the adapter in UTC whatever the session time zone."""
+    if when is None or when.tzinfo is _UTC:
+        return when
+    return when.astimezone(_UTC)
+
+
+def interval(seconds: float) -> timedelta | None:
+    """A duration as a bound ``interval``; 0 means "none" (NULL)."""
+    return timedelta(seconds=seconds) if seconds else None
+
+
+def _error_from_json(entry: dict[str, Any]) -> ErrorEntry:
+    return ErrorEntry(
+        error=entry["error"],
+        attempt=entry["attempt"],
+        at=datetime.fromisoformat(entry["at"]),
+        terminal=entry.get("terminal", False),
+        traceback=entry.get("traceback"),
+    )
+
+
+def _error_to_json(error: ErrorEntry) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "error": error.error,
+        "attempt": error.attempt,
+        "at": error.at.isoformat(),
+    }
+    if error.terminal:
+        entry["terminal"] = True
+    if error.traceback is not None:
+        entry["traceback"] = error.traceback
+    return entry
+
+
+def errors_to_json(errors: Iterable[ErrorEntry]) -> str:
+    return dump_json([_error_to_json(e) for e in errors])
+
+
+def job_from_row(row: Sequence[Any], offset: int = 0) -> Job:
+    """The job in ``row[offset:offset + len(JOB_COLUMNS)]``."""
+    (
+        id_,
+        kind,
+        queue,
+        args,
+        state,
+        priority,
+        attempt,
+        max_attempts,
+        run_lease,
+        run_at,
+        created_at,
+        tags,
+        metadata,
+        errors,
+        attempted_at,
+        heartbeat_at,
+        deadline_at,
+        finalized_at,
+        progress,
+        callback_id,
+        callback_timeout_at,
+        callback_result,
+    ) = row[offset : offset + _WIDTH]
+    return Job(
+        id=id_,
+        kind=kind,
+        queue=queue,
+        args=args,
+        state=_STATES[state],
+        priority=priority,
+        attempt=attempt,
+        max_attempts=max_attempts,
+        run_lease=run_lease,
+        run_at=utc(run_at),
+        created_at=utc(created_at),
+        tags=tuple(tags),
+        metadata=metadata,
+        errors=tuple(_error_from_json(e) for e in errors) if errors else (),
+        attempted_at=utc(attempted_at),
+        heartbeat_at=utc(heartbeat_at),
+        deadline_at=utc(deadline_at),
+        finalized_at=utc(finalized_at),
+        progress=progress,
+        callback_id=callback_id,
+        callback_timeout_at=utc(callback_timeout_at),
+        callback_result=callback_result,
+    )
+
+
+def dlq_entry_from_row(row: Sequence[Any]) -> DlqEntry:
+    """A ``list_dlq.sql`` row: the job columns, then ``dlq_reason`` and ``dlq_at``."""
+    return DlqEntry(
+        job=job_from_row(row),
+        reason=row[_WIDTH],
+        dlq_at=utc(row[_WIDTH + 1]),
+    )
+
+
+def insert_params(jobs: Sequence[NewJob], now: datetime | None) -> dict[str, Any]:
+    """Parameters of ``insert_jobs.sql``: one array per column."""
+    return {
+        "now": now,
+        "kind": [j.kind for j in jobs],
+        "queue": [j.queue for j in jobs],
+        "args": [dump_json(j.args) for j in jobs],
+        "priority": [j.priority for j in jobs],
+        "max_attempts": [j.max_attempts for j in jobs],
+        "run_at": [j.run_at for j in jobs],
+        "tags": [dump_json(list(j.tags)) for j in jobs],
+        "metadata": [dump_json(j.metadata) for j in jobs],
+    }
+
+
+def write_params(jobs: Sequence[Job]) -> dict[str, Any]:
+    """Parameters of ``write_jobs.sql``: every column a decision may change, except the lease."""
+    return {
+        "id": [j.id for j in jobs],
+        "state": [j.state.value for j in jobs],
+        "attempt": [j.attempt for j in jobs],
+        "run_at": [j.run_at for j in jobs],
+        "errors": [errors_to_json(j.errors) for j in jobs],
+        "metadata": [dump_json(j.metadata) for j in jobs],
+        "progress": [_json_or_null(j.progress) for j in jobs],
+        "attempted_at": [j.attempted_at for j in jobs],
+        "heartbeat_at": [j.heartbeat_at for j in jobs],
+        "deadline_at": [j.deadline_at for j in jobs],
+        "finalized_at": [j.finalized_at for j in jobs],
+        "callback_timeout_at": [j.callback_timeout_at for j in jobs],
+        "callback_id": [j.callback_id for j in jobs],
+        "callback_result": [_json_or_null(j.callback_result) for j in jobs],
+    }
+
+
+def restore_params(jobs: Sequence[Job]) -> dict[str, Any]:
+    """Parameters of ``restore_jobs.sql``: every column."""
+    params = write_params(jobs)
+    params.update(
+        kind=[j.kind for j in jobs],
+        queue=[j.queue for j in jobs],
+        args=[dump_json(j.args) for j in jobs],
+        priority=[j.priority for j in jobs],
+        max_attempts=[j.max_attempts for j in jobs],
+        run_lease=[j.run_lease for j in jobs],
+        created_at=[j.created_at for j in jobs],
+        tags=[dump_json(list(j.tags)) for j in jobs],
+    )
+    return params

@@ -1,0 +1,90 @@
+"""Transactional enqueue: insert jobs on a connection the caller holds, in the caller's
+transaction. Commit makes them visible (and sends the wake-up); rollback makes them vanish.
+
+Nothing here commits, rolls back or opens a transaction of its own: on a connection that is not
+in autocommit mode psycopg has already begun the caller's transaction, and it stays the
+caller's to end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+import psycopg
+from psycopg.rows import tuple_row
+
+from awa.adapters.postgres._errors import translate_errors
+from awa.adapters.postgres._rows import insert_params, job_from_row
+from awa.adapters.postgres._sql import SQL
+from awa.domain import Job, JobState, NewJob, ValidationError
+from awa.ports import BATCH_SIZE_MAX
+
+__all__ = ["CANCEL_CHANNEL", "WAKEUP_CHANNEL", "insert_jobs", "insert_jobs_async"]
+
+#: ``LISTEN`` here for ``NOTIFY`` with a queue name as payload when that queue has new work.
+WAKEUP_CHANNEL = "awa_wakeup"
+#: ``LISTEN`` here for ``{"id": ..., "run_lease": ...}`` when a live attempt was cancelled.
+CANCEL_CHANNEL = "awa_cancel"
+
+
+class _Now(Protocol):
+    def now(self) -> datetime: ...
+
+
+def check_new_jobs(jobs: Sequence[NewJob]) -> Sequence[NewJob]:
+    """The batch is bounded and holds only ``NewJob`` values (which validated themselves)."""
+    if isinstance(jobs, (str, bytes)) or not isinstance(jobs, Sequence):
+        raise ValidationError(f"insert takes a sequence of NewJob values, got {jobs!r}")
+    if len(jobs) > BATCH_SIZE_MAX:
+        raise ValidationError(f"at most {BATCH_SIZE_MAX} jobs per call, got {len(jobs)}")
+    for new in jobs:
+        if not isinstance(new, NewJob):
+            raise ValidationError(f"insert takes NewJob values, got {type(new).__name__}")
+    return jobs
+
+
+def woken_queues(jobs: Sequence[Job]) -> list[str]:
+    """Queues that got available jobs: each gets one wake-up notification."""
+    return sorted({job.queue for job in jobs if job.state is JobState.AVAILABLE})
+
+
+def jobs_from_rows(rows: Sequence[Sequence[Any]]) -> list[Job]:
+    """Inserted rows in request order (ids are assigned in that order)."""
+    return sorted((job_from_row(row) for row in rows), key=lambda job: job.id)
+
+
+def insert_jobs(
+    conn: psycopg.Connection[Any], jobs: Sequence[NewJob], *, clock: _Now | None = None
+) -> list[Job]:
+    """Insert ``jobs`` inside ``conn``'s current transaction; returns them with their ids.
+
+    ``clock`` stands in for the database clock (tests); by default ``now()`` decides whether a
+    job with a ``run_at`` is ``scheduled`` or ``available``."""
+    params = insert_params(check_new_jobs(jobs), clock.now() if clock else None)
+    if not jobs:
+        return []
+    with translate_errors("inserting jobs"), conn.cursor(row_factory=tuple_row) as cur:
+        inserted = jobs_from_rows(cur.execute(SQL["insert_jobs"], params).fetchall())
+        queues = woken_queues(inserted)
+        if queues:
+            cur.execute(SQL["notify_wakeup"], {"queues": queues})
+    return inserted
+
+
+async def insert_jobs_async(
+    conn: psycopg.AsyncConnection[Any], jobs: Sequence[NewJob], *, clock: _Now | None = None
+) -> list[Job]:
+    """``insert_jobs`` for an ``AsyncConnection``."""
+    params = insert_params(check_new_jobs(jobs), clock.now() if clock else None)
+    if not jobs:
+        return []
+    with translate_errors("inserting jobs"):
+        async with conn.cursor(row_factory=tuple_row) as cur:
+            await cur.execute(SQL["insert_jobs"], params)
+            inserted = jobs_from_rows(await cur.fetchall())
+            queues = woken_queues(inserted)
+            if queues:
+                await cur.execute(SQL["notify_wakeup"], {"queues": queues})
+    return inserted

@@ -1,0 +1,24 @@
+-- Purpose: insert a batch of new jobs in request order and return them with their ids.
+-- Parameters: now (timestamptz, NULL = the database clock), and one array per column, all the
+--   same length: kind text[], queue text[], args text[] (JSON), priority int[],
+--   max_attempts int[], run_at timestamptz[] (NULL = now), tags text[] (JSON arrays),
+--   metadata text[] (JSON).
+-- Transition: row 1 (∅ → available, or scheduled when run_at is after now); same rule as
+--   awa.domain.decisions.create_job.
+-- Index: none read; jobs_pkey (identity) assigns ids in request order.
+INSERT INTO awa.jobs (kind, queue, args, state, priority, max_attempts, run_at, created_at,
+                      tags, metadata)
+SELECT n.kind, n.queue, n.args::jsonb,
+       CASE WHEN coalesce(n.run_at, t.now) > t.now THEN 'scheduled' ELSE 'available' END,
+       n.priority, n.max_attempts, coalesce(n.run_at, t.now), t.now,
+       ARRAY(SELECT jsonb_array_elements_text(n.tags::jsonb)), n.metadata::jsonb
+FROM (SELECT coalesce(%(now)s::timestamptz, now()) AS now) AS t,
+     unnest(%(kind)s::text[], %(queue)s::text[], %(args)s::text[], %(priority)s::int[],
+            %(max_attempts)s::int[], %(run_at)s::timestamptz[], %(tags)s::text[],
+            %(metadata)s::text[])
+         WITH ORDINALITY AS n(kind, queue, args, priority, max_attempts, run_at, tags, metadata,
+                              ord)
+ORDER BY n.ord
+RETURNING id, kind, queue, args, state, priority, attempt, max_attempts, run_lease, run_at,
+          created_at, tags, metadata, errors, attempted_at, heartbeat_at, deadline_at,
+          finalized_at, progress, callback_id, callback_timeout_at, callback_result

@@ -1,0 +1,488 @@
+"""A Hypothesis state machine that drives any ``ClaimStore`` and checks the lifecycle's laws.
+
+Build a test class for your adapter with::
+
+    TestMyStoreMachine = make_state_machine(lambda clock: MyStore(clock=clock)).TestCase
+
+Each rule predicts the store's answer from the pure domain (the reference) before calling the
+store, so a store that applies a write the lease should have fenced off, claims the wrong job,
+or loses a job fails here. The machine knows nothing about which store it drives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+
+import attrs
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+)
+
+from awa.adapters.memory import ManualClock
+from awa.domain import (
+    TRANSITIONS,
+    CallbackNotFound,
+    Cancel,
+    Complete,
+    CompleteCallback,
+    DlqReason,
+    Fail,
+    FailCallback,
+    IllegalTransition,
+    Job,
+    JobState,
+    Lease,
+    NewJob,
+    Outcome,
+    Resolution,
+    ResumeCallback,
+    RetryAfter,
+    RetryCallback,
+    Snooze,
+    Trigger,
+    WaitForCallback,
+    decisions,
+    rescue_cause,
+)
+from awa.domain.values import CallbackToken
+from awa.ports import BATCH_SIZE_MAX, Applied, ClaimStore, Finish, Heartbeat, Stale
+
+__all__ = ["STALENESS_S", "StoreFactory", "make_state_machine"]
+
+StoreFactory = Callable[[ManualClock], ClaimStore]
+
+STALENESS_S = 90.0
+DLQ_QUEUE = "with_dlq"
+PLAIN_QUEUE = "plain"
+QUEUES = (DLQ_QUEUE, PLAIN_QUEUE)
+_DLQ_REASONS = {reason.value for reason in DlqReason}
+
+
+_OUTCOMES = st.sampled_from(
+    ["complete", "retry_after", "fail", "terminal", "snooze", "cancel", "wait"]
+)
+_SECONDS = st.sampled_from([1, 30, 120])
+
+
+class _NoJitter:
+    """Prediction needs states, not exact retry times."""
+
+    def random(self) -> float:
+        return 0.0
+
+
+@attrs.define
+class _Model:
+    """What the machine has seen happen to one job."""
+
+    max_run_lease: int = 0
+    claims_since_reset: int = 0
+    snoozes_since_reset: int = 0
+    leases: list[int] = attrs.Factory(list)
+
+
+def make_state_machine(
+    store_factory: StoreFactory, *, jobs_max: int = 10
+) -> type[RuleBasedStateMachine]:
+    """A ``RuleBasedStateMachine`` class over stores built by ``store_factory``, which gets a
+    fresh ``ManualClock`` and must return an empty store using it."""
+
+    class ClaimStoreMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.clock = ManualClock()
+            self.store = store_factory(self.clock)
+            self.store.set_dlq_enabled(DLQ_QUEUE, True)
+            self.models: dict[int, _Model] = {}
+            self.callbacks: dict[str, int] = {}
+            self.resolved: set[str] = set()
+            self.paused: set[str] = set()
+
+        # -- helpers --------------------------------------------------------------------------
+        def _job(self, index: int) -> int:
+            ids = sorted(self.models)
+            return ids[index % len(ids)]
+
+        def _lease(self, index: int) -> Lease:
+            leases = [Lease(i, n) for i, m in sorted(self.models.items()) for n in m.leases]
+            return leases[index % len(leases)]
+
+        def _all(self) -> tuple[dict[int, Job], dict[int, Job]]:
+            jobs = {j.id: j for j in self.store.list_jobs(limit=BATCH_SIZE_MAX)}
+            dlq = {e.job.id: e.job for e in self.store.list_dlq(limit=BATCH_SIZE_MAX)}
+            return jobs, dlq
+
+        def _reset(self, job_id: int) -> None:
+            model = self.models[job_id]
+            model.claims_since_reset = model.snoozes_since_reset = 0
+
+        def _expect_unchanged(self, before: Job, what: str) -> None:
+            after = self.store.get_job(before.id)
+            assert after == before, f"refused {what} must change nothing: {before} -> {after}"
+
+        def _expect_state(self, predicted: Job, what: str) -> Job:
+            after = self.store.get_job(predicted.id)
+            assert (after.state, after.attempt, after.run_lease, len(after.errors)) == (
+                predicted.state,
+                predicted.attempt,
+                predicted.run_lease,
+                len(predicted.errors),
+            ), f"{what}: store has {after}, the domain says {predicted}"
+            return after
+
+        # -- producers ------------------------------------------------------------------------
+        @initialize(
+            jobs=st.lists(
+                st.tuples(st.sampled_from(QUEUES), st.integers(1, 4), st.integers(1, 3)),
+                min_size=2,
+                max_size=4,
+            )
+        )
+        def seed_jobs(self, jobs: list[tuple[str, int, int]]) -> None:
+            # start with work on both queues so short runs still reach re-claims and rescues
+            for queue, priority, max_attempts in jobs:
+                self.insert(queue, priority, max_attempts, 0)
+
+        @precondition(lambda self: len(self.models) < jobs_max)
+        @rule(
+            queue=st.sampled_from(QUEUES),
+            priority=st.integers(1, 4),
+            max_attempts=st.integers(1, 3),
+            delay_s=st.sampled_from([0, 0, 45]),
+        )
+        def insert(self, queue: str, priority: int, max_attempts: int, delay_s: int) -> None:
+            run_at = self.clock.now() + timedelta(seconds=delay_s) if delay_s else None
+            [job] = self.store.insert(
+                [
+                    NewJob(
+                        kind="machine",
+                        queue=queue,
+                        priority=priority,
+                        max_attempts=max_attempts,
+                        run_at=run_at,
+                    )
+                ]
+            )
+            assert job.id not in self.models
+            assert job.state is (JobState.SCHEDULED if delay_s else JobState.AVAILABLE)
+            self.models[job.id] = _Model()
+
+        # -- workers --------------------------------------------------------------------------
+        @rule(queue=st.sampled_from(QUEUES), limit=st.integers(1, 3))
+        def claim(self, queue: str, limit: int) -> None:
+            self._claim(queue, limit)
+
+        def _claim(self, queue: str, limit: int) -> list[Job]:
+            now = self.clock.now()
+            jobs, _ = self._all()
+            runnable = sorted(
+                (j for j in jobs.values() if j.queue == queue and decisions.is_claimable(j, now)),
+                key=lambda j: (j.priority, j.run_at, j.id),
+            )
+            expected = [] if queue in self.paused else [j.id for j in runnable[:limit]]
+            claimed = self.store.claim(queue, limit=limit)
+            assert [j.id for j in claimed] == expected, "claim took the wrong jobs"
+            for job in claimed:
+                before = jobs[job.id]
+                model = self.models[job.id]
+                assert job.state is JobState.RUNNING
+                assert job.run_lease == before.run_lease + 1 == model.max_run_lease + 1
+                assert job.attempt == before.attempt + 1
+                model.max_run_lease = job.run_lease
+                model.claims_since_reset += 1
+                model.leases.append(job.run_lease)
+            return claimed
+
+        def _fenced(
+            self,
+            lease: Lease,
+            what: str,
+            predict: Callable[[Job], Job],
+            write: Callable[[], object],
+        ) -> Job | None:
+            """Run a lease-fenced write and check it against the domain's prediction."""
+            before = self.store.get_job(lease.job_id)
+            predicted: Job | None = None
+            if before.run_lease == lease.run_lease:
+                try:
+                    predicted = predict(before)
+                except (IllegalTransition, CallbackNotFound):
+                    predicted = None
+            result = write()
+            if predicted is None:
+                assert isinstance(result, Stale), f"{what} with {lease} must be stale: {result}"
+                self._expect_unchanged(before, what)
+                return None
+            assert isinstance(result, Applied), f"{what} with {lease} must apply: {result}"
+            return self._expect_state(predicted, what)
+
+        @precondition(lambda self: any(m.leases for m in self.models.values()))
+        @rule(index=st.integers(0, 200))
+        def heartbeat(self, index: int) -> None:
+            lease = self._lease(index)
+            now = self.clock.now()
+            after = self._fenced(
+                lease,
+                "heartbeat",
+                lambda job: decisions.heartbeat(job, now),
+                lambda: self.store.heartbeat([Heartbeat(lease)])[0],
+            )
+            if after is not None:
+                assert after.heartbeat_at == now
+
+        @precondition(lambda self: any(m.leases for m in self.models.values()))
+        @rule(index=st.integers(0, 200), outcome=_OUTCOMES, seconds=_SECONDS)
+        def finish(self, index: int, outcome: str, seconds: int) -> None:
+            """Finish through the newest lease a job had: live or not, the store must agree
+            with the domain."""
+            ids = sorted(i for i, m in self.models.items() if m.leases)
+            job_id = ids[index % len(ids)]
+            self._finish(Lease(job_id, self.models[job_id].leases[-1]), outcome, seconds)
+
+        @rule(
+            queue=st.sampled_from(QUEUES),
+            outcomes=st.lists(st.tuples(_OUTCOMES, _SECONDS), min_size=1, max_size=3),
+        )
+        def claim_and_finish(self, queue: str, outcomes: list[tuple[str, int]]) -> None:
+            """A worker's whole cycle in one step, so short runs reach retries and re-claims."""
+            claimed = self._claim(queue, len(outcomes))
+            for job, (outcome, seconds) in zip(claimed, outcomes, strict=False):
+                self._finish(job.lease, outcome, seconds)
+
+        @precondition(lambda self: any(len(m.leases) > 1 for m in self.models.values()))
+        @rule(index=st.integers(0, 200), outcome=st.sampled_from(["complete", "fail", "snooze"]))
+        def late_finish_with_superseded_lease(self, index: int, outcome: str) -> None:
+            old = [Lease(i, n) for i, m in sorted(self.models.items()) for n in m.leases[:-1]]
+            lease = old[index % len(old)]
+            before = self.store.get_job(lease.job_id)
+            self._finish(lease, outcome, 30)
+            self._expect_unchanged(before, "a late finish")
+
+        def _finish(self, lease: Lease, kind: str, seconds: int) -> None:
+            now = self.clock.now()
+            before = self.store.get_job(lease.job_id)
+            if (
+                kind == "wait"
+                and before.run_lease == lease.run_lease
+                and before.callback_id is None
+            ):
+                self._register(lease)
+                before = self.store.get_job(lease.job_id)
+            callback_id = before.callback_id or "never-registered"
+            outcomes: dict[str, Outcome] = {
+                "complete": Complete(),
+                "retry_after": RetryAfter(seconds),
+                "fail": Fail("ValueError: machine"),
+                "terminal": Fail("TerminalError: machine", terminal=True),
+                "snooze": Snooze(seconds),
+                "cancel": Cancel("machine cancel"),
+                "wait": WaitForCallback(CallbackToken(callback_id, lease, now)),
+            }
+            outcome = outcomes[kind]
+            after = self._fenced(
+                lease,
+                f"finish {kind}",
+                lambda job: decisions.finish(job, outcome, now, _NoJitter()).job,
+                lambda: self.store.finish([Finish(lease, outcome)])[0],
+            )
+            if after is None:
+                return
+            if kind == "snooze":
+                self.models[lease.job_id].snoozes_since_reset += 1
+                assert after.attempt == before.attempt - 1, "snooze must not spend an attempt"
+
+        def _register(self, lease: Lease) -> None:
+            now = self.clock.now()
+            cid = f"cb-{lease.job_id}-{lease.run_lease}-{len(self.callbacks)}"
+            after = self._fenced(
+                lease,
+                "register_callback",
+                lambda job: decisions.register_callback(job, cid, 60.0, now),
+                lambda: self.store.register_callback(lease, timeout_s=60.0, callback_id=cid),
+            )
+            if after is not None:
+                assert after.callback_id == cid
+                self.callbacks[cid] = lease.job_id
+
+        @precondition(lambda self: any(m.leases for m in self.models.values()))
+        @rule(index=st.integers(0, 200))
+        def register_callback(self, index: int) -> None:
+            self._register(self._lease(index))
+
+        # -- the external side ----------------------------------------------------------------
+        @precondition(lambda self: bool(self.callbacks))
+        @rule(
+            index=st.integers(0, 200),
+            kind=st.sampled_from(["resume", "complete", "fail", "retry", "heartbeat"]),
+        )
+        def resolve_callback(self, index: int, kind: str) -> None:
+            ids = sorted(self.callbacks)
+            cid = ids[index % len(ids)]
+            before = self.store.get_job(self.callbacks[cid])
+            now = self.clock.now()
+            resolutions: dict[str, Resolution] = {
+                "resume": ResumeCallback({"n": index}),
+                "complete": CompleteCallback(None),
+                "fail": FailCallback("external failure"),
+                "retry": RetryCallback(),
+            }
+            predicted: Job | None
+            try:
+                if kind == "heartbeat":
+                    predicted = decisions.heartbeat_callback(before, cid, 60.0, now)
+                else:
+                    predicted = decisions.resolve_callback(before, cid, resolutions[kind], now).job
+            except CallbackNotFound:
+                predicted = None
+            if cid in self.resolved:
+                assert predicted is None, "the domain would resolve a callback twice"
+            try:
+                if kind == "heartbeat":
+                    self.store.heartbeat_callback(cid, timeout_s=60.0)
+                else:
+                    self.store.resolve_callback(cid, resolutions[kind])
+            except CallbackNotFound:
+                assert predicted is None, f"{kind} of pending callback {cid} was refused"
+                self._expect_unchanged(before, f"callback {kind}")
+                return
+            assert predicted is not None, f"callback {cid} answered {kind} twice or when stale"
+            self._expect_state(predicted, f"callback {kind}")
+            if kind != "heartbeat":
+                self.resolved.add(cid)
+            if kind == "retry":
+                self._reset(before.id)
+
+        # -- time and maintenance -------------------------------------------------------------
+        @rule(seconds=st.sampled_from([1, 10, 60, 100, 700, 4000]))
+        def advance_clock(self, seconds: int) -> None:
+            self.clock.advance(seconds)
+
+        @rule()
+        def rescue(self) -> None:
+            now = self.clock.now()
+            jobs, _ = self._all()
+            expected = {
+                j.id: decisions.rescue(j, cause, now, _NoJitter()).job
+                for j in jobs.values()
+                if (cause := rescue_cause(j, now, STALENESS_S)) is not None
+            }
+            rescued = self.store.rescue(staleness_s=STALENESS_S, limit=BATCH_SIZE_MAX)
+            assert sorted(r.job.id for r in rescued) == sorted(expected), "rescued the wrong jobs"
+            for r in rescued:
+                self._expect_state(expected[r.job.id], f"rescue ({r.cause.name})")
+                assert r.job.errors[-1].error == r.cause.error
+
+        @rule()
+        def promote(self) -> None:
+            now = self.clock.now()
+            jobs, _ = self._all()
+            due = {
+                j.id
+                for j in jobs.values()
+                if j.state in (JobState.SCHEDULED, JobState.RETRYABLE) and j.run_at <= now
+            }
+            promoted = self.store.promote(limit=BATCH_SIZE_MAX)
+            assert {j.id for j in promoted} == due
+            assert all(self.store.get_job(i).state is JobState.AVAILABLE for i in due)
+
+        # -- operators ------------------------------------------------------------------------
+        def _operator(self, job_id: int, trigger: Trigger, action: Callable[[], Job]) -> None:
+            jobs, dlq = self._all()
+            before = jobs.get(job_id) or dlq[job_id]
+            allowed = (before.state, trigger) in TRANSITIONS and not (
+                trigger is Trigger.CANCEL and job_id in dlq
+            )
+            try:
+                after = action()
+            except IllegalTransition:
+                assert not allowed, f"{trigger} of {before.state} job was refused"
+                self._expect_unchanged(before, str(trigger))
+                return
+            assert allowed, f"{trigger} of a {before.state} job was applied"
+            assert after.state is TRANSITIONS[(before.state, trigger)]
+            assert after.run_lease == before.run_lease
+
+        @precondition(lambda self: bool(self.models))
+        @rule(index=st.integers(0, 200))
+        def cancel(self, index: int) -> None:
+            job_id = self._job(index)
+            self._operator(job_id, Trigger.CANCEL, lambda: self.store.cancel(job_id))
+
+        @precondition(lambda self: bool(self.models))
+        @rule(index=st.integers(0, 200))
+        def operator_retry(self, index: int) -> None:
+            job_id = self._job(index)
+            before = self.store.get_job(job_id)
+            self._operator(job_id, Trigger.OPERATOR_RETRY, lambda: self.store.retry(job_id))
+            if self.store.get_job(job_id) != before:
+                self._reset(job_id)
+
+        @rule(queue=st.sampled_from(QUEUES))
+        def bulk_retry_from_dlq(self, queue: str) -> None:
+            _, dlq = self._all()
+            expected = {i for i, j in dlq.items() if j.queue == queue}
+            retried = self.store.bulk_retry_from_dlq(queue=queue)
+            assert {j.id for j in retried} == expected
+            for job in retried:
+                assert (job.state, job.attempt) == (JobState.AVAILABLE, 0)
+                assert job.run_lease == dlq[job.id].run_lease
+                self._reset(job.id)
+
+        @rule(queue=st.sampled_from(QUEUES), paused=st.sampled_from([True, False, False]))
+        def pause_or_resume(self, queue: str, paused: bool) -> None:
+            if paused:
+                self.store.pause_queue(queue)
+                self.paused.add(queue)
+            else:
+                self.store.resume_queue(queue)
+                self.paused.discard(queue)
+
+        @precondition(lambda self: bool(self.models))
+        @rule(index=st.integers(0, 200))
+        def probe_leases_that_do_not_own_the_job(self, index: int) -> None:
+            """Every lease but a live job's current one is refused and changes nothing."""
+            job_id = self._job(index)
+            before = self.store.get_job(job_id)
+            model = self.models[job_id]
+            probes = [n for n in model.leases if n != before.run_lease or not before.state.is_live]
+            for n in probes:
+                result = self.store.heartbeat([Heartbeat(Lease(job_id, n))])[0]
+                assert isinstance(result, Stale), f"lease {n} of a {before.state} job is not live"
+            self._expect_unchanged(before, "heartbeat with a lease that does not own the job")
+
+        # -- invariants -----------------------------------------------------------------------
+        @invariant()
+        def laws_hold(self) -> None:
+            jobs, dlq = self._all()
+            assert not set(jobs) & set(dlq), "a job is in two homes"
+            assert set(jobs) | set(dlq) == set(self.models), "a job was lost"
+            for entry in self.store.list_dlq(limit=BATCH_SIZE_MAX):
+                assert entry.job.state is JobState.FAILED
+                assert entry.reason in _DLQ_REASONS
+            for job in (*jobs.values(), *dlq.values()):
+                model = self.models[job.id]
+                assert job.run_lease == model.max_run_lease, "run_lease moved without a claim"
+                assert job.attempt == model.claims_since_reset - model.snoozes_since_reset, (
+                    f"job {job.id}: attempt {job.attempt} but {model.claims_since_reset} claims"
+                    f" and {model.snoozes_since_reset} snoozes since the last reset"
+                )
+                assert 0 <= job.attempt <= job.max_attempts
+                if job.state.is_live:
+                    assert job.run_lease >= 1
+                    assert job.attempt >= 1
+                else:
+                    assert job.callback_id is None
+                    assert job.deadline_at is None
+                if job.state is JobState.WAITING_EXTERNAL:
+                    assert job.callback_id is not None
+                if job.state is JobState.FAILED and job.queue == DLQ_QUEUE:
+                    assert job.id in dlq, "a failure on a DLQ queue stayed among the jobs"
+
+    ClaimStoreMachine.__name__ = ClaimStoreMachine.__qualname__ = "ClaimStoreMachine"
+    return ClaimStoreMachine

@@ -1,0 +1,172 @@
+"""Properties of the pure decisions: they follow the table and keep the attempt rules."""
+
+import random
+from datetime import timedelta
+
+import attrs
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from awa.domain import (
+    BACKOFF_MAX_S,
+    TRANSITIONS,
+    Complete,
+    DlqReason,
+    Fail,
+    IllegalTransition,
+    Job,
+    JobState,
+    RescueCause,
+    RetryAfter,
+    Snooze,
+    Trigger,
+    backoff_s,
+    decisions,
+    rescue_cause,
+)
+from awa.testing.strategies import NOW, jobs, new_jobs, outcomes
+
+RNG = random.Random(0)
+
+
+@given(jobs(), outcomes())
+def test_finish_follows_the_table_and_never_touches_the_lease(job: Job, outcome: object) -> None:
+    try:
+        decision = decisions.finish(job, outcome, NOW, RNG)  # type: ignore[arg-type]
+    except IllegalTransition:
+        assert job.state is not JobState.RUNNING
+        return
+    assert TRANSITIONS[(job.state, decision.trigger)] is decision.job.state
+    assert decision.job.run_lease == job.run_lease
+    assert decision.job.id == job.id
+
+
+@given(jobs(JobState.RUNNING), outcomes())
+def test_only_snooze_changes_the_attempt_and_it_gives_it_back(job: Job, outcome: object) -> None:
+    decision = decisions.finish(job, outcome, NOW, RNG)  # type: ignore[arg-type]
+    if isinstance(outcome, Snooze):
+        assert decision.job.attempt == job.attempt - 1
+        assert decision.error is None
+    else:
+        assert decision.job.attempt == job.attempt
+
+
+@given(jobs(JobState.RUNNING), st.text(max_size=20), st.booleans())
+def test_an_error_retries_while_attempts_remain(job: Job, message: str, terminal: bool) -> None:
+    decision = decisions.finish(job, Fail(message, terminal), NOW, RNG)
+    assert decision.error is not None
+    assert decision.error.error == message
+    assert decision.error.attempt == job.attempt
+    assert decision.job.errors[-1] == decision.error
+    if terminal:
+        assert decision.job.state is JobState.FAILED
+        assert decision.dlq_reason == DlqReason.TERMINAL_ERROR.value
+    elif job.attempt >= job.max_attempts:
+        assert decision.job.state is JobState.FAILED
+        assert decision.dlq_reason == DlqReason.MAX_ATTEMPTS_EXHAUSTED.value
+    else:
+        assert decision.job.state is JobState.RETRYABLE
+        assert decision.dlq_reason is None
+        assert NOW < decision.job.run_at <= NOW + timedelta(seconds=BACKOFF_MAX_S)
+
+
+@given(jobs(JobState.RUNNING), st.sampled_from(list(RescueCause)))
+def test_rescue_spends_the_attempt_with_the_cause_text(job: Job, cause: RescueCause) -> None:
+    decision = decisions.rescue(job, cause, NOW, RNG)
+    assert decision.job.attempt == job.attempt
+    assert decision.job.errors[-1].error == cause.error
+    assert decision.job.callback_id is None
+    if job.attempt >= job.max_attempts:
+        assert decision.trigger is Trigger.RESCUE_FAIL
+        assert decision.dlq_reason == cause.dlq_reason.value
+    else:
+        assert decision.trigger is Trigger.RESCUE_RETRY
+
+
+def test_rescue_causes_carry_the_exact_texts_and_reasons() -> None:
+    assert [(c.error, c.dlq_reason.value) for c in RescueCause] == [
+        ("heartbeat stale: worker presumed dead", "heartbeat_stale"),
+        ("hard deadline exceeded", "deadline_exceeded"),
+        ("callback timed out", "callback_timeout"),
+    ]
+
+
+@given(jobs(JobState.RUNNING), st.integers(0, 400))
+def test_rescue_cause_prefers_a_dead_worker_over_a_passed_deadline(job: Job, late_s: int) -> None:
+    now = NOW + timedelta(seconds=late_s)
+    cause = rescue_cause(job, now, staleness_s=90)
+    if late_s > 90:
+        assert cause is RescueCause.HEARTBEAT_STALE
+    else:
+        assert cause is None  # the deadline is 300 s away, the heartbeat is fresh
+
+
+@given(st.integers(0, 2000), st.floats(0, 0.999999))
+def test_backoff_is_two_to_the_attempt_plus_a_quarter_jitter_capped_at_a_day(
+    attempt: int, jitter: float
+) -> None:
+    delay = backoff_s(attempt, _Fixed(jitter))
+    base = 2.0 ** min(attempt, 30)
+    assert delay == min(base * (1 + 0.25 * jitter), BACKOFF_MAX_S)
+
+
+class _Fixed:
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def random(self) -> float:
+        return self.value
+
+
+@given(new_jobs())
+def test_created_job_is_scheduled_only_for_the_future(new: object) -> None:
+    job = decisions.create_job(new, job_id=1, now=NOW)  # type: ignore[arg-type]
+    assert (job.attempt, job.run_lease) == (0, 0)
+    expected = JobState.SCHEDULED if job.run_at > NOW else JobState.AVAILABLE
+    assert job.state is expected
+
+
+@given(jobs(JobState.AVAILABLE), st.floats(0, 3600, allow_nan=False))
+def test_claim_takes_a_new_attempt_and_a_new_lease(job: Job, deadline_s: float) -> None:
+    claimed = decisions.claim(job, NOW, deadline_s)
+    assert claimed.attempt == job.attempt + 1
+    assert claimed.run_lease == job.run_lease + 1
+    assert claimed.heartbeat_at == NOW
+    assert claimed.deadline_at == (NOW + timedelta(seconds=deadline_s) if deadline_s else None)
+
+
+@given(jobs(JobState.SCHEDULED))
+def test_claim_refuses_a_job_that_is_not_due(job: Job) -> None:
+    job = attrs.evolve(job, run_at=NOW + timedelta(seconds=5))
+    with pytest.raises(ValueError, match="not due"):
+        decisions.claim(job, NOW)
+
+
+@given(jobs())
+def test_operator_retry_resets_attempts_and_keeps_the_lease(job: Job) -> None:
+    try:
+        retried = decisions.operator_retry(job, NOW)
+    except IllegalTransition:
+        assert job.state not in (JobState.FAILED, JobState.CANCELLED)
+        return
+    assert (retried.state, retried.attempt, retried.run_lease) == (
+        JobState.AVAILABLE,
+        0,
+        job.run_lease,
+    )
+
+
+@given(jobs(JobState.RUNNING))
+def test_complete_clears_progress_and_finalizes(job: Job) -> None:
+    decision = decisions.finish(attrs.evolve(job, progress={"p": 1}), Complete(), NOW, RNG)
+    assert decision.job.progress is None
+    assert decision.job.finalized_at == NOW
+
+
+@given(jobs(JobState.RUNNING))
+def test_retry_after_on_the_last_attempt_fails(job: Job) -> None:
+    job = attrs.evolve(job, attempt=3, max_attempts=3)
+    decision = decisions.finish(job, RetryAfter(5), NOW, RNG)
+    assert decision.job.state is JobState.FAILED
+    assert decision.dlq_reason == "max_attempts_exhausted"

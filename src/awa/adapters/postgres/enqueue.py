@@ -55,6 +55,16 @@ def jobs_from_rows(rows: Sequence[Sequence[Any]]) -> list[Job]:
     return sorted((job_from_row(row) for row in rows), key=lambda job: job.id)
 
 
+def insert_on(conn: psycopg.Connection[Any], params: dict[str, Any]) -> list[Job]:
+    """Run ``insert_jobs.sql`` with ready parameters, then the wake-up, on ``conn``."""
+    with conn.cursor(row_factory=tuple_row) as cur:
+        inserted = jobs_from_rows(cur.execute(SQL["insert_jobs"], params).fetchall())
+        queues = woken_queues(inserted)
+        if queues:
+            cur.execute(SQL["notify_wakeup"], {"queues": queues})
+    return inserted
+
+
 def insert_jobs(
     conn: psycopg.Connection[Any], jobs: Sequence[NewJob], *, clock: _Now | None = None
 ) -> list[Job]:
@@ -65,12 +75,8 @@ def insert_jobs(
     params = insert_params(check_new_jobs(jobs), clock.now() if clock else None)
     if not jobs:
         return []
-    with translate_errors("inserting jobs"), conn.cursor(row_factory=tuple_row) as cur:
-        inserted = jobs_from_rows(cur.execute(SQL["insert_jobs"], params).fetchall())
-        queues = woken_queues(inserted)
-        if queues:
-            cur.execute(SQL["notify_wakeup"], {"queues": queues})
-    return inserted
+    with translate_errors("inserting jobs"):
+        return insert_on(conn, params)
 
 
 async def insert_jobs_async(

@@ -29,6 +29,7 @@ from awa.adapters.postgres._errors import translate_errors
 from awa.adapters.postgres._rows import (
     dlq_entry_from_row,
     dump_json,
+    insert_params,
     interval,
     job_from_row,
     restore_params,
@@ -36,7 +37,7 @@ from awa.adapters.postgres._rows import (
     write_params,
 )
 from awa.adapters.postgres._sql import SQL
-from awa.adapters.postgres.enqueue import check_new_jobs, insert_jobs, woken_queues
+from awa.adapters.postgres.enqueue import check_new_jobs, insert_on, woken_queues
 from awa.domain import (
     CallbackNotFound,
     Decision,
@@ -268,11 +269,11 @@ class PostgresStore:
 
     # -- producers ------------------------------------------------------------------------------
     def insert(self, jobs: Sequence[NewJob]) -> list[Job]:
-        check_new_jobs(jobs)
+        params = insert_params(check_new_jobs(jobs), self._now())
         if not jobs:
             return []
         with self._connection("inserting jobs") as conn, conn.transaction():
-            return insert_jobs(conn, jobs, clock=self.clock)
+            return insert_on(conn, params)
 
     # -- workers --------------------------------------------------------------------------------
     def claim(

@@ -13,8 +13,12 @@ from awa.domain import Job, JobState, Lease, Outcome, RescueCause
 
 __all__ = [
     "Applied",
+    "CallbackResolved",
+    "CancelRequested",
+    "Event",
     "Finish",
     "Heartbeat",
+    "JobsAvailable",
     "QueueStats",
     "Rescued",
     "Stale",
@@ -86,3 +90,27 @@ class QueueStats:
     paused: bool
     dlq_enabled: bool
     oldest_available_at: datetime | None
+
+
+@attrs.frozen
+class JobsAvailable:
+    """Hint: ``queue`` has runnable jobs (after an insert, promotion, or retry)."""
+
+    queue: str
+
+
+@attrs.frozen
+class CancelRequested:
+    """An operator cancelled the attempt ``lease``; its worker should stop the handler."""
+
+    lease: Lease
+
+
+@attrs.frozen
+class CallbackResolved:
+    """The external side answered the callback of attempt ``lease``."""
+
+    lease: Lease
+
+
+Event = JobsAvailable | CancelRequested | CallbackResolved

@@ -17,11 +17,11 @@ Rules every adapter keeps (the contract suite in ``awa.testing`` checks them):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from awa.domain import DlqEntry, Job, JobState, Lease, NewJob, Resolution
-from awa.ports.results import Finish, Heartbeat, QueueStats, Rescued, WriteResult
+from awa.ports.results import Event, Finish, Heartbeat, QueueStats, Rescued, WriteResult
 
 __all__ = ["BATCH_SIZE_MAX", "DEFAULT_DEADLINE_S", "DEFAULT_STALENESS_S", "ClaimStore"]
 
@@ -79,6 +79,33 @@ class ClaimStore(Protocol):
 
     def promote(self, *, limit: int = 1000) -> list[Job]:
         """Row 2 for up to ``limit`` due scheduled and retryable jobs."""
+        ...
+
+    def delete_finished(self, *, older_than_s: float, limit: int = 1000) -> int:
+        """Retention: delete up to ``limit`` completed, failed or cancelled jobs (outside the
+        dead-letter queue) finalized more than ``older_than_s`` ago; returns how many."""
+        ...
+
+    def expire_dlq(self, *, older_than_s: float, limit: int = 1000) -> int:
+        """Row 21 by retention: delete up to ``limit`` dead-letter entries older than
+        ``older_than_s``; returns how many."""
+        ...
+
+    def try_lead(self, owner: str, *, ttl_s: float) -> bool:
+        """Become (or stay) the one maintenance leader. True while ``owner`` leads; the
+        leadership lapses when its holder dies (PostgreSQL: its session ends) or stops
+        renewing it for ``ttl_s``."""
+        ...
+
+    def release_lead(self, owner: str) -> None:
+        """Give up leadership at once, if ``owner`` holds it."""
+        ...
+
+    # -- wake-ups ----------------------------------------------------------------------------
+    def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
+        """Call ``listener`` (from any thread) with hints: jobs available on a queue, a
+        cancel for a running attempt, a callback answered. Hints may be lost; polling stays
+        the source of truth. Returns a function that unsubscribes."""
         ...
 
     # -- operators ---------------------------------------------------------------------------

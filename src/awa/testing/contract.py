@@ -46,7 +46,18 @@ from awa.domain import (
 )
 from awa.domain.backoff import BACKOFF_MAX_S
 from awa.domain.values import CallbackToken
-from awa.ports import Applied, ClaimStore, Finish, Heartbeat, Stale, StaleReason
+from awa.ports import (
+    Applied,
+    CallbackResolved,
+    CancelRequested,
+    ClaimStore,
+    Event,
+    Finish,
+    Heartbeat,
+    JobsAvailable,
+    Stale,
+    StaleReason,
+)
 from awa.testing.scenarios import STALENESS_S, drive_to, fire
 
 __all__ = ["ClaimStoreContract"]
@@ -75,6 +86,23 @@ def _park(store: ClaimStore, job: Job, timeout_s: float = 600.0) -> str:
     token = CallbackToken(callback_id, job.lease, registered.job.callback_timeout_at or job.run_at)
     assert isinstance(_finish(store, job.lease, WaitForCallback(token)), Applied)
     return callback_id
+
+
+class _Events:
+    """Collects a store's hints; tests wait on a condition, never a sleep."""
+
+    def __init__(self) -> None:
+        self.seen: list[Event] = []
+        self._changed = threading.Condition()
+
+    def __call__(self, event: Event) -> None:
+        with self._changed:
+            self.seen.append(event)
+            self._changed.notify_all()
+
+    def wait_for(self, event: Event, timeout_s: float = 10.0) -> bool:
+        with self._changed:
+            return self._changed.wait_for(lambda: event in self.seen, timeout=timeout_s)
 
 
 _PAIRS = [(state, trigger) for state in JobState for trigger in Trigger]
@@ -857,3 +885,103 @@ class ClaimStoreContract:
         assert store.list_dlq(queue=failed.job.queue)[0].job.id == failed.job.id
         with pytest.raises(ValidationError):
             store.move_to_dlq(running.job.id, reason="  ")
+
+    # -- wake-up hints ----------------------------------------------------------------------
+    def test_insert_and_retry_announce_available_work(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        events = _Events()
+        unsubscribe = store.subscribe(events)
+        try:
+            _one(store, queue="hinted")
+            assert events.wait_for(JobsAvailable("hinted"))
+            _one(store, queue="later", run_at=clock.now() + timedelta(seconds=5))
+            clock.advance(5)
+            store.promote()
+            assert events.wait_for(JobsAvailable("later"))
+        finally:
+            unsubscribe()
+
+    def test_cancel_of_a_running_attempt_tells_its_worker(self, store: ClaimStore) -> None:
+        events = _Events()
+        unsubscribe = store.subscribe(events)
+        try:
+            _one(store)
+            job = _claim_one(store)
+            store.cancel(job.id)
+            assert events.wait_for(CancelRequested(job.lease))
+        finally:
+            unsubscribe()
+
+    def test_callback_answer_tells_the_waiting_worker(self, store: ClaimStore) -> None:
+        events = _Events()
+        unsubscribe = store.subscribe(events)
+        try:
+            _one(store)
+            job = _claim_one(store)
+            callback_id = _park(store, job)
+            store.resolve_callback(callback_id, ResumeCallback({"v": 1}))
+            assert events.wait_for(CallbackResolved(job.lease))
+        finally:
+            unsubscribe()
+
+    def test_unsubscribed_listener_hears_nothing_more(self, store: ClaimStore) -> None:
+        before, after = _Events(), _Events()
+        unsubscribe = store.subscribe(before)
+        unsubscribe()
+        unsubscribe_after = store.subscribe(after)
+        try:
+            _one(store, queue="quiet")
+            assert after.wait_for(JobsAvailable("quiet"))
+            assert before.seen == []
+        finally:
+            unsubscribe_after()
+
+    # -- retention and leadership -----------------------------------------------------------
+    def test_delete_finished_removes_only_old_terminal_jobs(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        done = drive_to(store, clock, JobState.COMPLETED).job
+        cancelled = drive_to(store, clock, JobState.CANCELLED).job
+        running = drive_to(store, clock, JobState.RUNNING).job
+        clock.advance(100)
+        fresh = drive_to(store, clock, JobState.COMPLETED).job
+        assert store.delete_finished(older_than_s=50) == 2
+        for gone in (done, cancelled):
+            with pytest.raises(JobNotFound):
+                store.get_job(gone.id)
+        assert store.get_job(running.id).state is JobState.RUNNING
+        assert store.get_job(fresh.id).state is JobState.COMPLETED
+        assert store.delete_finished(older_than_s=50) == 0
+
+    def test_delete_finished_is_bounded_and_leaves_the_dlq_alone(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        store.set_dlq_enabled("kept", True)
+        store.insert([NewJob(kind="k", queue="kept"), NewJob(kind="k"), NewJob(kind="k")])
+        for queue in ("kept", "default", "default"):
+            _finish(store, _claim_one(store, queue).lease, Fail("x", terminal=True))
+        clock.advance(10)
+        assert store.delete_finished(older_than_s=1, limit=1) == 1
+        assert store.delete_finished(older_than_s=1, limit=10) == 1
+        assert len(store.list_dlq(queue="kept")) == 1
+
+    def test_expire_dlq_removes_old_entries(self, store: ClaimStore, clock: ManualClock) -> None:
+        store.set_dlq_enabled("d", True)
+        store.insert([NewJob(kind="k", queue="d") for _ in range(2)])
+        _finish(store, _claim_one(store, "d").lease, Fail("x", terminal=True))
+        clock.advance(100)
+        _finish(store, _claim_one(store, "d").lease, Fail("x", terminal=True))
+        assert store.expire_dlq(older_than_s=50) == 1
+        assert len(store.list_dlq(queue="d")) == 1
+
+    def test_one_leader_at_a_time(self, store: ClaimStore) -> None:
+        assert store.try_lead("worker-a", ttl_s=30)
+        assert store.try_lead("worker-a", ttl_s=30)  # the holder renews
+        assert not store.try_lead("worker-b", ttl_s=30)
+        store.release_lead("worker-b")  # not the holder: no effect
+        assert not store.try_lead("worker-b", ttl_s=30)
+        store.release_lead("worker-a")
+        assert store.try_lead("worker-b", ttl_s=30)
+        assert not store.try_lead("worker-a", ttl_s=30)
+        store.release_lead("worker-b")

@@ -7,7 +7,9 @@ import itertools
 import random
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timedelta
 from functools import partial
 from typing import TypeVar
 
@@ -36,9 +38,13 @@ from awa.ports import (
     DEFAULT_DEADLINE_S,
     DEFAULT_STALENESS_S,
     Applied,
+    CallbackResolved,
+    CancelRequested,
     Clock,
+    Event,
     Finish,
     Heartbeat,
+    JobsAvailable,
     QueueStats,
     Rescued,
     Stale,
@@ -101,6 +107,31 @@ class MemoryStore:
         self._queues: dict[str, _QueueSettings] = {}
         self._callbacks: dict[str, int] = {}  # pending callback id -> job id
         self._next_id = 1
+        self._leader: tuple[str, datetime] | None = None
+        self._listeners: list[Callable[[Event], None]] = []
+        self._events: list[Event] = []
+        self._depth = 0
+
+    @contextmanager
+    def _tx(self) -> Iterator[None]:
+        """One atomic step; hints it raised go to listeners after the lock is released."""
+        with self._lock:
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                events, self._events = (
+                    (self._events, []) if self._depth == 0 else ([], self._events)
+                )
+                listeners = list(self._listeners)
+        for event in events:
+            for listener in listeners:
+                listener(event)
+
+    def _available(self, jobs: Iterable[Job]) -> None:
+        for queue in sorted({j.queue for j in jobs if j.state is JobState.AVAILABLE}):
+            self._events.append(JobsAvailable(queue))
 
     # -- bookkeeping ---------------------------------------------------------------------------
     def _put(self, job: Job) -> None:
@@ -175,7 +206,7 @@ class MemoryStore:
         for new in jobs:
             if not isinstance(new, NewJob):
                 raise ValidationError(f"insert takes NewJob values, got {type(new).__name__}")
-        with self._lock:
+        with self._tx():
             now = self.clock.now()
             created = []
             for new in jobs:
@@ -183,6 +214,7 @@ class MemoryStore:
                 self._next_id += 1
                 self._put(job)
                 created.append(job)
+            self._available(created)
             return created
 
     # -- workers -------------------------------------------------------------------------------
@@ -192,7 +224,7 @@ class MemoryStore:
         check_queue(queue)
         _check_limit(limit)
         check_seconds("deadline_duration", deadline_duration_s)
-        with self._lock:
+        with self._tx():
             if self._settings(queue).paused:
                 return []
             now = self.clock.now()
@@ -213,7 +245,7 @@ class MemoryStore:
 
     def heartbeat(self, beats: Sequence[Heartbeat]) -> list[WriteResult]:
         _check_batch(beats, "heartbeats")
-        with self._lock:
+        with self._tx():
             now = self.clock.now()
             results: list[WriteResult] = []
             for beat in beats:
@@ -243,7 +275,7 @@ class MemoryStore:
         if held:
             self.faults.hold_finish()
         try:
-            with self._lock:
+            with self._tx():
                 now = self.clock.now()
                 return [
                     self._fenced(
@@ -267,7 +299,7 @@ class MemoryStore:
         self, lease: Lease, *, timeout_s: float = 3600.0, callback_id: str | None = None
     ) -> WriteResult:
         check_seconds("callback timeout", timeout_s, allow_zero=False)
-        with self._lock:
+        with self._tx():
             if callback_id is None:
                 callback_id = str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
             elif callback_id in self._callbacks:
@@ -286,14 +318,16 @@ class MemoryStore:
         return self._jobs[job_id]
 
     def resolve_callback(self, callback_id: str, resolution: Resolution) -> Job:
-        with self._lock:
+        with self._tx():
             job = self._callback_job(callback_id)
             decision = decisions.resolve_callback(job, callback_id, resolution, self.clock.now())
             self._store(decision)
+            self._events.append(CallbackResolved(job.lease))
+            self._available([decision.job])
             return decision.job
 
     def heartbeat_callback(self, callback_id: str, *, timeout_s: float) -> Job:
-        with self._lock:
+        with self._tx():
             job = self._callback_job(callback_id)
             job = decisions.heartbeat_callback(job, callback_id, timeout_s, self.clock.now())
             self._put(job)
@@ -305,7 +339,7 @@ class MemoryStore:
     ) -> list[Rescued]:
         check_seconds("heartbeat staleness", staleness_s, allow_zero=False)
         _check_limit(limit)
-        with self._lock:
+        with self._tx():
             now = self.clock.now()
             rescued: list[Rescued] = []
             for job in sorted(self._jobs.values(), key=lambda j: j.id):
@@ -320,7 +354,7 @@ class MemoryStore:
 
     def promote(self, *, limit: int = 1000) -> list[Job]:
         _check_limit(limit)
-        with self._lock:
+        with self._tx():
             now = self.clock.now()
             due = sorted(
                 (
@@ -333,11 +367,68 @@ class MemoryStore:
             promoted = [decisions.promote(job, now) for job in due]
             for job in promoted:
                 self._put(job)
+            self._available(promoted)
             return promoted
+
+    def delete_finished(self, *, older_than_s: float, limit: int = 1000) -> int:
+        check_seconds("older_than", older_than_s)
+        _check_limit(limit)
+        with self._tx():
+            cutoff = self.clock.now() - timedelta(seconds=older_than_s)
+            expired = sorted(
+                (
+                    j
+                    for j in self._jobs.values()
+                    if j.state.is_terminal
+                    and j.finalized_at is not None
+                    and j.finalized_at < cutoff
+                ),
+                key=lambda j: (j.finalized_at, j.id),
+            )[:limit]
+            for job in expired:
+                self._remove(job.id)
+            return len(expired)
+
+    def expire_dlq(self, *, older_than_s: float, limit: int = 1000) -> int:
+        check_seconds("older_than", older_than_s)
+        _check_limit(limit)
+        with self._tx():
+            cutoff = self.clock.now() - timedelta(seconds=older_than_s)
+            expired = [e.job.id for e in self._dlq_matching(None, None) if e.dlq_at < cutoff][
+                :limit
+            ]
+            for job_id in expired:
+                del self._dlq[job_id]
+            return len(expired)
+
+    def try_lead(self, owner: str, *, ttl_s: float) -> bool:
+        check_seconds("leader ttl", ttl_s, allow_zero=False)
+        with self._tx():
+            now = self.clock.now()
+            if self._leader is None or self._leader[0] == owner or self._leader[1] <= now:
+                self._leader = (owner, now + timedelta(seconds=ttl_s))
+                return True
+            return False
+
+    def release_lead(self, owner: str) -> None:
+        with self._tx():
+            if self._leader is not None and self._leader[0] == owner:
+                self._leader = None
+
+    def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
+        with self._tx():
+            self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with self._tx():
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+
+        return unsubscribe
 
     # -- operators -----------------------------------------------------------------------------
     def get_job(self, job_id: int) -> Job:
-        with self._lock:
+        with self._tx():
             entry = self._dlq.get(job_id)
             return entry.job if entry is not None else self._find(job_id)
 
@@ -352,7 +443,7 @@ class MemoryStore:
         state = JobState(state) if state is not None else None
         _check_filter(queue, kind, all=True)
         _check_limit(limit)
-        with self._lock:
+        with self._tx():
             jobs = (
                 j
                 for j in sorted(self._jobs.values(), key=lambda j: j.id)
@@ -363,38 +454,42 @@ class MemoryStore:
             return list(itertools.islice(jobs, limit))
 
     def cancel(self, job_id: int) -> Job:
-        with self._lock:
+        with self._tx():
             entry = self._dlq.get(job_id)
             if entry is not None:
                 raise IllegalTransition(
                     entry.job.state, Trigger.CANCEL, allowed_from(Trigger.CANCEL), job_id
                 )
-            decision = decisions.cancel(self._find(job_id), self.clock.now())
+            job = self._find(job_id)
+            decision = decisions.cancel(job, self.clock.now())
             self._store(decision)
+            if job.state.is_live:
+                self._events.append(CancelRequested(job.lease))
             return decision.job
 
     def retry(self, job_id: int) -> Job:
-        with self._lock:
+        with self._tx():
             if job_id in self._dlq:
                 return self.retry_from_dlq(job_id)
             job = decisions.operator_retry(self._find(job_id), self.clock.now())
             self._put(job)
+            self._available([job])
             return job
 
     def pause_queue(self, queue: str) -> None:
-        with self._lock:
+        with self._tx():
             self._settings(check_queue(queue)).paused = True
 
     def resume_queue(self, queue: str) -> None:
-        with self._lock:
+        with self._tx():
             self._settings(check_queue(queue)).paused = False
 
     def set_dlq_enabled(self, queue: str, enabled: bool) -> None:
-        with self._lock:
+        with self._tx():
             self._settings(check_queue(queue)).dlq_enabled = bool(enabled)
 
     def queue_stats(self) -> list[QueueStats]:
-        with self._lock:
+        with self._tx():
             names = sorted(
                 {j.queue for j in self._jobs.values()}
                 | {e.job.queue for e in self._dlq.values()}
@@ -426,7 +521,7 @@ class MemoryStore:
     def move_to_dlq(self, job_id: int, *, reason: str) -> DlqEntry:
         if not isinstance(reason, str) or not reason.strip():
             raise ValidationError("a dead-letter reason is required")
-        with self._lock:
+        with self._tx():
             entry = decisions.move_to_dlq(self._find(job_id), reason, self.clock.now())
             self._remove(job_id)
             self._dlq[job_id] = entry
@@ -444,24 +539,25 @@ class MemoryStore:
     ) -> list[DlqEntry]:
         _check_filter(queue, kind, all=True)
         _check_limit(limit)
-        with self._lock:
+        with self._tx():
             return list(itertools.islice(self._dlq_matching(queue, kind), limit))
 
     def retry_from_dlq(self, job_id: int) -> Job:
-        with self._lock:
+        with self._tx():
             entry = self._dlq.get(job_id)
             if entry is None:
                 raise JobNotFound(job_id)
             job = decisions.operator_retry(entry.job, self.clock.now())
             del self._dlq[job_id]
             self._put(job)
+            self._available([job])
             return job
 
     def bulk_retry_from_dlq(
         self, *, queue: str | None = None, kind: str | None = None, all: bool = False
     ) -> list[Job]:
         _check_filter(queue, kind, all)
-        with self._lock:
+        with self._tx():
             ids = [e.job.id for e in self._dlq_matching(queue, kind)]
             return [self.retry_from_dlq(job_id) for job_id in ids]
 
@@ -469,7 +565,7 @@ class MemoryStore:
         self, *, queue: str | None = None, kind: str | None = None, all: bool = False
     ) -> int:
         _check_filter(queue, kind, all)
-        with self._lock:
+        with self._tx():
             ids = [e.job.id for e in self._dlq_matching(queue, kind)]
             for job_id in ids:
                 del self._dlq[job_id]

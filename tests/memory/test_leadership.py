@@ -1,0 +1,15 @@
+"""In memory, leadership is a lease on the store's clock: it lapses if not renewed."""
+
+from awa.adapters.memory import ManualClock, MemoryStore
+
+
+def test_leadership_moves_when_the_leader_stops_renewing() -> None:
+    clock = ManualClock()
+    store = MemoryStore(clock)
+    assert store.try_lead("a", ttl_s=10)
+    clock.advance(9)
+    assert not store.try_lead("b", ttl_s=10)
+    assert store.try_lead("a", ttl_s=10)  # renewed at t=9, so it holds until t=19
+    clock.advance(10)
+    assert store.try_lead("b", ttl_s=10)
+    assert not store.try_lead("a", ttl_s=10)

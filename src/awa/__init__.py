@@ -1,13 +1,19 @@
-"""awa: PostgreSQL-native background jobs with an explicit, fenced and verified lifecycle."""
+"""awa: PostgreSQL-native background jobs with an explicit, fenced and verified lifecycle.
 
+This module is the API map: what application code imports.
+"""
+
+from awa.adapters.memory import ManualClock, MemoryStore
+from awa.client import AsyncClient, Client, InsertSpec
 from awa.domain import (
     AwaError,
     CallbackNotFound,
     CallbackToken,
     Cancel,
     DatabaseError,
+    DlqEntry,
+    ErrorEntry,
     IllegalTransition,
-    Job,
     JobNotFound,
     JobState,
     Lease,
@@ -21,23 +27,39 @@ from awa.domain import (
     ValidationError,
     WaitForCallback,
 )
+from awa.domain import Job as JobRecord
+from awa.runtime.attempts import AttemptEnded
+from awa.runtime.config import QueueConfig, RuntimeConfig
+from awa.runtime.context import Job, SyncJob
 
 __all__ = [
+    "AsyncClient",
+    "AttemptEnded",
     "AwaError",
     "CallbackNotFound",
     "CallbackToken",
     "Cancel",
+    "Client",
     "DatabaseError",
+    "DlqEntry",
+    "ErrorEntry",
     "IllegalTransition",
+    "InsertSpec",
     "Job",
     "JobNotFound",
+    "JobRecord",
     "JobState",
     "Lease",
+    "ManualClock",
+    "MemoryStore",
     "NewJob",
+    "QueueConfig",
     "RetryAfter",
+    "RuntimeConfig",
     "SchemaNotMigrated",
     "SerializationError",
     "Snooze",
+    "SyncJob",
     "TerminalError",
     "UnknownJobKind",
     "ValidationError",

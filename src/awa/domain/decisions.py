@@ -293,9 +293,18 @@ def resolve_callback(
     _pending_callback(job, callback_id, trigger)
     cleared = {"callback_id": None, "callback_timeout_at": None}
     if isinstance(resolution, o.ResumeCallback):
-        # the handler is still live: give it a fresh staleness window from now
+        # The handler is still live: give it a fresh staleness window from now, and its whole
+        # deadline again, since the time it spent parked was the external system's, not its.
+        deadline_at = job.deadline_at
+        if deadline_at is not None and job.attempted_at is not None:
+            deadline_at = now + (deadline_at - job.attempted_at)
         resumed = _move(
-            job, trigger, callback_result=resolution.payload, heartbeat_at=now, **cleared
+            job,
+            trigger,
+            callback_result=resolution.payload,
+            heartbeat_at=now,
+            deadline_at=deadline_at,
+            **cleared,
         )
         return Decision(trigger, resumed)
     if isinstance(resolution, o.CompleteCallback):

@@ -575,6 +575,9 @@ class ClaimStoreContract:
         assert resumed.run_lease == job.run_lease
         assert resumed.callback_result == {"ok": 1}
         assert resumed.heartbeat_at == clock.now()
+        # time spent parked does not count against the attempt's deadline
+        assert job.deadline_at is not None
+        assert resumed.deadline_at == clock.now() + (job.deadline_at - (job.attempted_at or clock.now()))
         assert isinstance(_finish(store, job.lease, Complete()), Applied)
 
     def test_callback_resolves_at_most_once(self, store: ClaimStore) -> None:

@@ -410,6 +410,13 @@ class MemoryStore:
                 return True
             return False
 
+    def leader(self) -> str | None:
+        """Who leads maintenance right now (for tests and diagnostics)."""
+        with self._tx():
+            if self._leader is None or self._leader[1] <= self.clock.now():
+                return None
+            return self._leader[0]
+
     def release_lead(self, owner: str) -> None:
         with self._tx():
             if self._leader is not None and self._leader[0] == owner:

@@ -1,0 +1,478 @@
+"""``awa.AsyncClient`` and ``awa.Client``: the surface applications write against."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
+from datetime import datetime
+from typing import Any, TypeVar
+
+import attrs
+
+from awa.domain import (
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_PRIORITY,
+    CompleteCallback,
+    DlqEntry,
+    FailCallback,
+    JobState,
+    NewJob,
+    ResumeCallback,
+    RetryCallback,
+    ValidationError,
+)
+from awa.domain import Job as JobRecord
+from awa.ports import ClaimStore, Clock, QueueStats, SystemClock
+from awa.runtime.config import QueueConfig, RuntimeConfig
+from awa.runtime.registry import TaskRegistry
+from awa.runtime.runtime import Runtime
+from awa.runtime.serialization import default_kind, dump_args
+
+__all__ = ["AsyncClient", "Client", "InsertSpec"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+R = TypeVar("R")
+QueueSpec = tuple[str, int] | QueueConfig
+
+
+@attrs.frozen(kw_only=True)
+class InsertSpec:
+    """One job for ``insert_many``: args plus any insert option."""
+
+    args: Any
+    kind: str | None = None
+    queue: str | None = None
+    priority: int = DEFAULT_PRIORITY
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    run_at: datetime | None = None
+    tags: Sequence[str] = ()
+    metadata: Mapping[str, Any] | None = None
+
+
+def _open_store(dsn: str | None, store: ClaimStore | None) -> ClaimStore:
+    if (dsn is None) == (store is None):
+        raise ValidationError("give either a PostgreSQL URL or store=..., not both or neither")
+    if store is not None:
+        return store
+    from awa.adapters.postgres import PostgresStore  # only PostgreSQL users need psycopg loaded
+
+    assert dsn is not None
+    return PostgresStore(dsn)
+
+
+class _Operations:
+    """Everything that is one store call (or a few), as plain synchronous methods."""
+
+    def __init__(self, store: ClaimStore, registry: TaskRegistry) -> None:
+        self.store = store
+        self.registry = registry
+
+    def new_job(self, spec: InsertSpec) -> NewJob:
+        task = self.registry.for_args(spec.args)
+        if spec.kind is not None:
+            kind = spec.kind
+        elif task is not None:
+            kind = task.kind
+        elif isinstance(spec.args, Mapping):
+            raise ValidationError("a dict of args needs kind=...")
+        else:
+            kind = default_kind(type(spec.args))
+        queue = spec.queue or (task.queue if task is not None else "default")
+        return NewJob(
+            kind=kind,
+            args=dump_args(spec.args),
+            queue=queue,
+            priority=spec.priority,
+            max_attempts=spec.max_attempts,
+            run_at=spec.run_at,
+            tags=tuple(spec.tags),
+            metadata=dict(spec.metadata or {}),
+        )
+
+    def insert_specs(self, specs: Sequence[InsertSpec], conn: Any = None) -> list[JobRecord]:
+        jobs = [self.new_job(spec) for spec in specs]  # validate all before writing any
+        if conn is None:
+            return self.store.insert(jobs)
+        from awa.adapters.postgres import insert_jobs
+
+        return insert_jobs(conn, jobs, clock=_injected_clock(self.store))
+
+    def migrate(self) -> None:
+        migrate = getattr(self.store, "migrate", None)
+        if migrate is not None:
+            migrate()
+
+    def resolve(self, callback_id: str, resolution: Any) -> JobRecord:
+        return self.store.resolve_callback(callback_id, resolution)
+
+
+def _injected_clock(store: ClaimStore) -> Any:
+    return getattr(store, "clock", None)
+
+
+def _queue_configs(queues: Sequence[QueueSpec], settings: Mapping[str, Any]) -> list[QueueConfig]:
+    configs = []
+    for spec in queues:
+        if isinstance(spec, QueueConfig):
+            configs.append(spec)
+            continue
+        if not (isinstance(spec, tuple) and len(spec) == 2):
+            raise ValidationError(f"queues are (name, concurrency) pairs, got {spec!r}")
+        name, concurrency = spec
+        configs.append(QueueConfig(queue=name, concurrency=concurrency, **settings))
+    names = [c.queue for c in configs]
+    if len(set(names)) != len(names):
+        raise ValidationError(f"a queue is listed twice: {names}")
+    return configs
+
+
+class AsyncClient:
+    """Insert, run and manage jobs from asyncio code.
+
+    ``AsyncClient("postgresql://...")`` uses PostgreSQL; ``AsyncClient(store=MemoryStore())``
+    runs everything in memory (tests, simulation).
+    """
+
+    def __init__(
+        self,
+        dsn: str | None = None,
+        *,
+        store: ClaimStore | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.store = _open_store(dsn, store)
+        self.clock: Clock = clock or _injected_clock(self.store) or SystemClock()
+        self.registry = TaskRegistry()
+        self._ops = _Operations(self.store, self.registry)
+        self._runtime: Runtime | None = None
+
+    async def _call(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    # -- set-up -------------------------------------------------------------------------------
+    async def migrate(self) -> None:
+        """Create or upgrade the PostgreSQL schema (nothing to do for the memory store)."""
+        await self._call(self._ops.migrate)
+
+    def task(
+        self, args_type: type[Any], *, queue: str = "default", kind: str | None = None
+    ) -> Callable[[F], F]:
+        """Register the decorated function as the handler of ``args_type`` jobs."""
+
+        def register(handler: F) -> F:
+            self.registry.add(args_type, handler, queue=queue, kind=kind)
+            return handler
+
+        return register
+
+    # -- producers ----------------------------------------------------------------------------
+    async def insert(
+        self,
+        args: Any,
+        *,
+        kind: str | None = None,
+        queue: str | None = None,
+        priority: int = DEFAULT_PRIORITY,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        run_at: datetime | None = None,
+        tags: Sequence[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+        conn: Any = None,
+    ) -> JobRecord:
+        """Insert one job. With ``conn`` (a psycopg ``AsyncConnection`` or ``Connection``)
+        the insert joins that connection's open transaction."""
+        spec = InsertSpec(
+            args=args,
+            kind=kind,
+            queue=queue,
+            priority=priority,
+            max_attempts=max_attempts,
+            run_at=run_at,
+            tags=tags,
+            metadata=metadata,
+        )
+        [job] = await self.insert_many([spec], conn=conn)
+        return job
+
+    async def insert_many(
+        self, items: Sequence[Any | InsertSpec], *, conn: Any = None
+    ) -> list[JobRecord]:
+        specs = [i if isinstance(i, InsertSpec) else InsertSpec(args=i) for i in items]
+        if conn is not None and hasattr(conn, "__aenter__"):
+            from awa.adapters.postgres import insert_jobs_async
+
+            jobs = [self._ops.new_job(spec) for spec in specs]
+            return await insert_jobs_async(conn, jobs, clock=_injected_clock(self.store))
+        if conn is not None:
+            return self._ops.insert_specs(specs, conn)  # the caller's connection, its thread
+        return await self._call(self._ops.insert_specs, specs)
+
+    # -- workers ------------------------------------------------------------------------------
+    async def start(
+        self,
+        queues: Sequence[QueueSpec],
+        *,
+        deadline_duration: float = 300.0,
+        dlq_enabled: bool = False,
+        heartbeat_interval: float = 30.0,
+        heartbeat_staleness: float = 90.0,
+        poll_interval: float = 1.0,
+        runtime_config: RuntimeConfig | None = None,
+    ) -> None:
+        """Start working ``queues``, given as ``(name, concurrency)`` pairs or
+        ``QueueConfig`` values; the keyword settings apply to the pairs."""
+        if self._runtime is not None:
+            raise ValidationError("this client is already running workers")
+        settings = {
+            "deadline_duration_s": deadline_duration,
+            "dlq_enabled": dlq_enabled,
+            "heartbeat_interval_s": heartbeat_interval,
+            "heartbeat_staleness_s": heartbeat_staleness,
+            "poll_interval_s": poll_interval,
+        }
+        runtime = Runtime(
+            self.store,
+            self.registry,
+            _queue_configs(queues, settings),
+            clock=self.clock,
+            config=runtime_config,
+        )
+        await runtime.start()
+        self._runtime = runtime
+
+    async def shutdown(self, timeout: float = 30.0) -> None:
+        """Stop claiming, let running handlers finish for up to ``timeout`` seconds, flush
+        their outcomes, and stop. What is still running then will be rescued."""
+        runtime, self._runtime = self._runtime, None
+        if runtime is not None:
+            await runtime.shutdown(timeout)
+
+    @property
+    def runtime(self) -> Runtime | None:
+        return self._runtime
+
+    # -- operators ----------------------------------------------------------------------------
+    async def get_job(self, job_id: int) -> JobRecord:
+        return await self._call(self.store.get_job, job_id)
+
+    async def list_jobs(
+        self,
+        *,
+        state: JobState | str | None = None,
+        kind: str | None = None,
+        queue: str | None = None,
+        limit: int = 100,
+    ) -> list[JobRecord]:
+        return await self._call(
+            self.store.list_jobs,
+            state=JobState(state) if state is not None else None,
+            kind=kind,
+            queue=queue,
+            limit=limit,
+        )
+
+    async def cancel(self, job_id: int) -> JobRecord:
+        return await self._call(self.store.cancel, job_id)
+
+    async def retry(self, job_id: int) -> JobRecord:
+        return await self._call(self.store.retry, job_id)
+
+    async def pause_queue(self, queue: str) -> None:
+        await self._call(self.store.pause_queue, queue)
+
+    async def resume_queue(self, queue: str) -> None:
+        await self._call(self.store.resume_queue, queue)
+
+    async def queue_stats(self) -> list[QueueStats]:
+        return await self._call(self.store.queue_stats)
+
+    async def dump_job(self, job_id: int) -> JobRecord:
+        """The whole job with its error history, attempt by attempt."""
+        return await self._call(self.store.get_job, job_id)
+
+    async def list_dlq(
+        self, *, queue: str | None = None, kind: str | None = None, limit: int = 100
+    ) -> list[DlqEntry]:
+        return await self._call(self.store.list_dlq, queue=queue, kind=kind, limit=limit)
+
+    async def retry_from_dlq(self, job_id: int) -> JobRecord:
+        return await self._call(self.store.retry_from_dlq, job_id)
+
+    async def bulk_retry_from_dlq(
+        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
+    ) -> list[JobRecord]:
+        return await self._call(self.store.bulk_retry_from_dlq, queue=queue, kind=kind, all=all)
+
+    async def purge_dlq(
+        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
+    ) -> int:
+        return await self._call(self.store.purge_dlq, queue=queue, kind=kind, all=all)
+
+    # -- the external side of callbacks -------------------------------------------------------
+    async def complete_external(self, callback_id: str, payload: Any = None) -> JobRecord:
+        return await self._call(self._ops.resolve, callback_id, CompleteCallback(payload))
+
+    async def fail_external(self, callback_id: str, error: str = "failed by callback") -> JobRecord:
+        return await self._call(self._ops.resolve, callback_id, FailCallback(error))
+
+    async def retry_external(self, callback_id: str) -> JobRecord:
+        return await self._call(self._ops.resolve, callback_id, RetryCallback())
+
+    async def resume_external(self, callback_id: str, payload: Any = None) -> JobRecord:
+        return await self._call(self._ops.resolve, callback_id, ResumeCallback(payload))
+
+    async def heartbeat_callback(self, callback_id: str, timeout: float = 3600.0) -> JobRecord:
+        return await self._call(self.store.heartbeat_callback, callback_id, timeout_s=timeout)
+
+
+class Client:
+    """The same surface without ``await``. Workers run on a private event loop thread; sync
+    handlers run in its thread pool and receive ``awa.SyncJob``."""
+
+    def __init__(
+        self,
+        dsn: str | None = None,
+        *,
+        store: ClaimStore | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self._async = AsyncClient(dsn, store=store, clock=clock)
+        self.store = self._async.store
+        self.registry = self._async.registry
+        self._ops = self._async._ops
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    def _in_loop(self, coro: Any) -> Any:
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(
+                target=self._loop.run_forever, name="awa-client-loop", daemon=True
+            )
+            self._thread.start()
+        future: Future[Any] = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        return future.result()
+
+    def migrate(self) -> None:
+        self._ops.migrate()
+
+    def task(
+        self, args_type: type[Any], *, queue: str = "default", kind: str | None = None
+    ) -> Callable[[F], F]:
+        return self._async.task(args_type, queue=queue, kind=kind)
+
+    def insert(
+        self,
+        args: Any,
+        *,
+        kind: str | None = None,
+        queue: str | None = None,
+        priority: int = DEFAULT_PRIORITY,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        run_at: datetime | None = None,
+        tags: Sequence[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+        conn: Any = None,
+    ) -> JobRecord:
+        spec = InsertSpec(
+            args=args,
+            kind=kind,
+            queue=queue,
+            priority=priority,
+            max_attempts=max_attempts,
+            run_at=run_at,
+            tags=tags,
+            metadata=metadata,
+        )
+        [job] = self._ops.insert_specs([spec], conn)
+        return job
+
+    def insert_many(
+        self, items: Sequence[Any | InsertSpec], *, conn: Any = None
+    ) -> list[JobRecord]:
+        specs = [i if isinstance(i, InsertSpec) else InsertSpec(args=i) for i in items]
+        return self._ops.insert_specs(specs, conn)
+
+    def start(self, queues: Sequence[QueueSpec], **settings: Any) -> None:
+        self._in_loop(self._async.start(queues, **settings))
+
+    def shutdown(self, timeout: float = 30.0) -> None:
+        if self._loop is None:
+            return
+        self._in_loop(self._async.shutdown(timeout))
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._loop = None
+
+    @property
+    def runtime(self) -> Runtime | None:
+        return self._async.runtime
+
+    # -- operators and callbacks: direct store calls ------------------------------------------
+    def get_job(self, job_id: int) -> JobRecord:
+        return self.store.get_job(job_id)
+
+    def list_jobs(
+        self,
+        *,
+        state: JobState | str | None = None,
+        kind: str | None = None,
+        queue: str | None = None,
+        limit: int = 100,
+    ) -> list[JobRecord]:
+        state = JobState(state) if state is not None else None
+        return self.store.list_jobs(state=state, kind=kind, queue=queue, limit=limit)
+
+    def cancel(self, job_id: int) -> JobRecord:
+        return self.store.cancel(job_id)
+
+    def retry(self, job_id: int) -> JobRecord:
+        return self.store.retry(job_id)
+
+    def pause_queue(self, queue: str) -> None:
+        self.store.pause_queue(queue)
+
+    def resume_queue(self, queue: str) -> None:
+        self.store.resume_queue(queue)
+
+    def queue_stats(self) -> list[QueueStats]:
+        return self.store.queue_stats()
+
+    def dump_job(self, job_id: int) -> JobRecord:
+        return self.store.get_job(job_id)
+
+    def list_dlq(
+        self, *, queue: str | None = None, kind: str | None = None, limit: int = 100
+    ) -> list[DlqEntry]:
+        return self.store.list_dlq(queue=queue, kind=kind, limit=limit)
+
+    def retry_from_dlq(self, job_id: int) -> JobRecord:
+        return self.store.retry_from_dlq(job_id)
+
+    def bulk_retry_from_dlq(
+        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
+    ) -> list[JobRecord]:
+        return self.store.bulk_retry_from_dlq(queue=queue, kind=kind, all=all)
+
+    def purge_dlq(
+        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
+    ) -> int:
+        return self.store.purge_dlq(queue=queue, kind=kind, all=all)
+
+    def complete_external(self, callback_id: str, payload: Any = None) -> JobRecord:
+        return self._ops.resolve(callback_id, CompleteCallback(payload))
+
+    def fail_external(self, callback_id: str, error: str = "failed by callback") -> JobRecord:
+        return self._ops.resolve(callback_id, FailCallback(error))
+
+    def retry_external(self, callback_id: str) -> JobRecord:
+        return self._ops.resolve(callback_id, RetryCallback())
+
+    def resume_external(self, callback_id: str, payload: Any = None) -> JobRecord:
+        return self._ops.resolve(callback_id, ResumeCallback(payload))
+
+    def heartbeat_callback(self, callback_id: str, timeout: float = 3600.0) -> JobRecord:
+        return self.store.heartbeat_callback(callback_id, timeout_s=timeout)

@@ -1,0 +1,90 @@
+"""One attempt running in this process: its lease, its buffers, and how to stop it."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from awa.domain import Job as JobRecord
+from awa.domain import Lease, ValidationError
+from awa.domain.validation import check_json_object
+from awa.runtime.config import QueueConfig
+
+__all__ = ["Attempt", "AttemptEnded"]
+
+
+class AttemptEnded(Exception):
+    """Raised inside a handler whose attempt no longer owns its job (cancelled, rescued, or
+    answered by a callback). Let it propagate: the runtime writes nothing for such attempts."""
+
+
+class Attempt:
+    """Owned by the runtime's event loop; handlers touch only the buffers and flags, which are
+    safe to use from a handler thread."""
+
+    def __init__(self, record: JobRecord, config: QueueConfig, *, is_async: bool) -> None:
+        self.record = record
+        self.lease: Lease = record.lease
+        self.config = config
+        self.is_async = is_async
+        self.cancelled = threading.Event()
+        self.ended = False  # the lease no longer owns the job: write nothing more
+        self.dropped = False  # the runtime gave up on the handler and freed its slot
+        self.waiting_callback = False
+        self.callback_signal = threading.Event()
+        self.callback_wakeup: asyncio.Event | None = None
+        self.future: asyncio.Future[Any] | None = None
+        self._lock = threading.Lock()
+        self._progress: dict[str, Any] | None = None
+        self._metadata: dict[str, Any] = {}
+
+    # -- buffered progress and metadata (flushed with heartbeats and with the outcome) --------
+    def set_progress(self, percent: float, message: str | None = None) -> None:
+        if isinstance(percent, bool) or not isinstance(percent, (int, float)):
+            raise ValidationError(f"progress percent must be a number, got {percent!r}")
+        if not 0 <= percent <= 100:
+            raise ValidationError(f"progress percent must be from 0 to 100, got {percent!r}")
+        progress: dict[str, Any] = {"percent": percent}
+        if message is not None:
+            progress["message"] = str(message)
+        progress = check_json_object("progress", progress)
+        with self._lock:
+            self._progress = progress
+
+    def update_metadata(self, patch: Mapping[str, Any]) -> None:
+        checked = check_json_object("metadata", patch)
+        with self._lock:
+            self._metadata.update(checked)
+
+    def take_buffers(self) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        with self._lock:
+            progress, metadata = self._progress, self._metadata or None
+            self._progress, self._metadata = None, {}
+        return progress, metadata
+
+    def restore_buffers(
+        self, progress: dict[str, Any] | None, metadata: dict[str, Any] | None
+    ) -> None:
+        """Put back what a failed write took, under anything buffered since."""
+        with self._lock:
+            if self._progress is None:
+                self._progress = progress
+            self._metadata = {**(metadata or {}), **self._metadata}
+
+    # -- signals ----------------------------------------------------------------------------
+    def signal_callback(self) -> None:
+        self.callback_signal.set()
+        if self.callback_wakeup is not None:
+            self.callback_wakeup.set()
+
+    def end(self, *, cancelled: bool) -> None:
+        """The attempt lost its job: stop an async handler now; a blocking one keeps its slot
+        until it returns, and whatever it returns is dropped."""
+        self.ended = True
+        if cancelled:
+            self.cancelled.set()
+        self.signal_callback()
+        if self.is_async and self.future is not None:
+            self.future.cancel()

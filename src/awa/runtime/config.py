@@ -1,0 +1,73 @@
+"""Settings for a worker process, per queue and for the process as a whole."""
+
+from __future__ import annotations
+
+import warnings
+
+import attrs
+
+from awa.domain import ValidationError
+from awa.domain.validation import check_queue, check_seconds
+from awa.ports import BATCH_SIZE_MAX, DEFAULT_DEADLINE_S, DEFAULT_STALENESS_S
+
+__all__ = ["CONCURRENCY_MAX", "QueueConfig", "RuntimeConfig"]
+
+CONCURRENCY_MAX = 10_000
+
+
+def _concurrency(value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= CONCURRENCY_MAX:
+        raise ValidationError(
+            f"concurrency must be an integer from 1 to {CONCURRENCY_MAX}, got {value!r}"
+        )
+    return value
+
+
+def _deadline_s(value: float) -> float:
+    return check_seconds("deadline_duration", value)
+
+
+def _interval_s(value: float) -> float:
+    return check_seconds("interval", value, allow_zero=False)
+
+
+@attrs.frozen(kw_only=True)
+class QueueConfig:
+    """How this process works one queue."""
+
+    queue: str = attrs.field(converter=check_queue)
+    concurrency: int = attrs.field(default=10, converter=_concurrency)
+    deadline_duration_s: float = attrs.field(default=DEFAULT_DEADLINE_S, converter=_deadline_s)
+    dlq_enabled: bool = False
+    heartbeat_interval_s: float = attrs.field(default=30.0, converter=_interval_s)
+    heartbeat_staleness_s: float = attrs.field(default=DEFAULT_STALENESS_S, converter=_interval_s)
+    poll_interval_s: float = attrs.field(default=1.0, converter=_interval_s)
+
+    def __attrs_post_init__(self) -> None:
+        if self.heartbeat_staleness_s < 3 * self.heartbeat_interval_s:
+            warnings.warn(
+                f"queue {self.queue}: heartbeat_staleness {self.heartbeat_staleness_s:g}s is less"
+                f" than 3x the heartbeat interval {self.heartbeat_interval_s:g}s; a busy worker"
+                " may be presumed dead",
+                stacklevel=3,
+            )
+
+
+@attrs.frozen(kw_only=True)
+class RuntimeConfig:
+    """Process-wide settings: maintenance cadence, retention and batch bounds."""
+
+    maintenance_interval_s: float = attrs.field(default=5.0, converter=_interval_s)
+    deadline_grace_s: float = attrs.field(default=1.0, converter=_interval_s)
+    finished_retention_s: float = attrs.field(default=24 * 3600.0, converter=_interval_s)
+    dlq_retention_s: float = attrs.field(default=30 * 24 * 3600.0, converter=_interval_s)
+    claim_batch_max: int = 1000
+    finish_batch_max: int = 1000
+    maintenance_batch_max: int = 1000
+    run_maintenance: bool = True
+
+    def __attrs_post_init__(self) -> None:
+        for name in ("claim_batch_max", "finish_batch_max", "maintenance_batch_max"):
+            value = getattr(self, name)
+            if not 1 <= value <= BATCH_SIZE_MAX:
+                raise ValidationError(f"{name} must be from 1 to {BATCH_SIZE_MAX}, got {value}")

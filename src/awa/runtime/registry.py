@@ -1,0 +1,65 @@
+"""Which handler runs which kind of job."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from awa.domain import ValidationError
+from awa.domain.validation import check_kind, check_queue
+from awa.runtime.serialization import default_kind
+
+__all__ = ["Task", "TaskRegistry"]
+
+
+@attrs.frozen
+class Task:
+    kind: str
+    queue: str
+    args_type: type[Any]
+    handler: Callable[..., Any]
+
+    @property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self.handler)
+
+
+class TaskRegistry:
+    def __init__(self) -> None:
+        self._by_kind: dict[str, Task] = {}
+        self._by_type: dict[type[Any], Task] = {}
+
+    def add(
+        self,
+        args_type: type[Any],
+        handler: Callable[..., Any],
+        *,
+        queue: str = "default",
+        kind: str | None = None,
+    ) -> Task:
+        task = Task(
+            kind=check_kind(kind) if kind is not None else default_kind(args_type),
+            queue=check_queue(queue),
+            args_type=args_type,
+            handler=handler,
+        )
+        if task.kind in self._by_kind:
+            raise ValidationError(f"kind {task.kind!r} already has a handler")
+        self._by_kind[task.kind] = task
+        self._by_type.setdefault(args_type, task)
+        return task
+
+    def for_kind(self, kind: str) -> Task | None:
+        return self._by_kind.get(kind)
+
+    def for_args(self, args: object) -> Task | None:
+        return self._by_type.get(type(args))
+
+    def all(self) -> list[Task]:
+        return list(self._by_kind.values())
+
+    def queues(self) -> set[str]:
+        return {task.queue for task in self._by_kind.values()}

@@ -1,0 +1,370 @@
+"""The worker runtime: one scheduler that owns all waiting, over the services that do work.
+
+Everything here runs on one event loop. Store calls go to a small thread pool (the port is
+synchronous), sync handlers to another, async handlers run as tasks. Time comes from the
+injected ``Clock``, so the whole runtime runs under a ``ManualClock`` in tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import os
+import socket
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
+
+import attrs
+
+from awa.domain import Fail, Lease, Outcome, SerializationError
+from awa.domain import Job as JobRecord
+from awa.ports import (
+    CallbackResolved,
+    CancelRequested,
+    ClaimStore,
+    Clock,
+    Event,
+    Finish,
+    JobsAvailable,
+)
+from awa.runtime.attempts import Attempt, AttemptEnded
+from awa.runtime.config import QueueConfig, RuntimeConfig
+from awa.runtime.context import Job, SyncJob
+from awa.runtime.outcomes import outcome_from_exception, outcome_from_return
+from awa.runtime.registry import Task, TaskRegistry
+from awa.runtime.serialization import load_args
+from awa.runtime.services import (
+    ClaimService,
+    CompletionService,
+    DeadlineService,
+    HeartbeatService,
+    MaintenanceService,
+    Service,
+)
+
+__all__ = ["Runtime", "RuntimeStats"]
+
+log = logging.getLogger("awa.runtime")
+R = TypeVar("R")
+
+_ERROR_BACKOFF_S = 1.0
+_STORE_THREADS = 4
+
+
+@attrs.define
+class RuntimeStats:
+    claimed: int = 0
+    finished: int = 0
+    stale_finishes: int = 0
+    dropped: int = 0
+    rescued: int = 0
+
+
+@attrs.define
+class _Slot:
+    """Scheduling state of one service."""
+
+    service: Service
+    due_at: datetime | None
+    woken: bool = False
+    task: asyncio.Task[None] | None = None
+
+
+class Runtime:
+    def __init__(
+        self,
+        store: ClaimStore,
+        registry: TaskRegistry,
+        queues: Sequence[QueueConfig],
+        *,
+        clock: Clock,
+        config: RuntimeConfig | None = None,
+        owner: str | None = None,
+    ) -> None:
+        if not queues:
+            raise ValueError("start needs at least one (queue, concurrency) pair")
+        self.store = store
+        self.registry = registry
+        self.clock = clock
+        self.config = config or RuntimeConfig()
+        self.queues = {q.queue: q for q in queues}
+        self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.stats = RuntimeStats()
+        self._attempts: dict[Lease, Attempt] = {}
+        self._running: Counter[str] = Counter()
+        self._finishes: list[Finish] = []
+        self._store_pool = ThreadPoolExecutor(_STORE_THREADS, thread_name_prefix="awa-store")
+        sync_slots = sum(q.concurrency for q in queues)
+        self._handler_pool = ThreadPoolExecutor(sync_slots, thread_name_prefix="awa-handler")
+        self._claimers = {q.queue: ClaimService(self, q) for q in queues}
+        self._maintenance = MaintenanceService(
+            self, self.config, max(q.heartbeat_staleness_s for q in queues)
+        )
+        services: list[Service] = [
+            *self._claimers.values(),
+            CompletionService(self),
+            HeartbeatService(self, min(q.heartbeat_interval_s for q in queues)),
+            DeadlineService(self, self.config.deadline_grace_s),
+        ]
+        if self.config.run_maintenance:
+            services.append(self._maintenance)
+        self._slots = {s.name: _Slot(s, due_at=None) for s in services}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wakeup: asyncio.Event | None = None
+        self._scheduler: asyncio.Task[None] | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+        self._idle: asyncio.Event | None = None
+
+    # -- lifecycle --------------------------------------------------------------------------
+    async def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._wakeup = asyncio.Event()
+        self._idle = asyncio.Event()
+        for queue in self.queues.values():
+            await self.store_call(self.store.set_dlq_enabled, queue.queue, queue.dlq_enabled)
+        self._unsubscribe = self.store.subscribe(self._on_event_threadsafe)
+        now = self.clock.now()
+        for slot in self._slots.values():
+            slot.due_at = now
+        self._scheduler = asyncio.create_task(self._schedule(), name="awa-scheduler")
+
+    async def shutdown(self, timeout: float = 30.0) -> None:
+        """Stop claiming; let running handlers finish (heartbeats go on) for up to
+        ``timeout`` seconds; flush their outcomes; abandon what is left (it will be rescued)."""
+        for claimer in self._claimers.values():
+            claimer.draining = True
+        # a claim already on its way may still start handlers: let it land first
+        await self._settle([self._slots[c.name] for c in self._claimers.values()])
+        if self._attempts and timeout > 0:
+            await self.wait(self._idle_event(), timeout)
+        for attempt in list(self._attempts.values()):
+            log.warning("shutdown: abandoning job %s (it will be rescued)", attempt.lease)
+            attempt.end(cancelled=False)
+            self._release(attempt)
+        await self._stop_scheduler()
+        await self._settle(list(self._slots.values()))
+        while self.has_finishes():
+            await self._slots["complete"].service.run_once(self.clock.now())
+        await self._close(resign=True)
+
+    async def abandon(self) -> None:
+        """Stop at once and write nothing, as if the process were killed (for tests)."""
+        for attempt in list(self._attempts.values()):
+            attempt.end(cancelled=False)
+        self._finishes.clear()
+        await self._stop_scheduler()
+        running = [s.task for s in self._slots.values() if s.task is not None]
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        await self._close(resign=False)
+
+    async def _stop_scheduler(self) -> None:
+        if self._scheduler is not None:
+            self._scheduler.cancel()
+            await asyncio.gather(self._scheduler, return_exceptions=True)
+            self._scheduler = None
+
+    async def _settle(self, slots: list[_Slot]) -> None:
+        """Wait for these services' runs in progress to end on their own."""
+        running = [s.task for s in slots if s.task is not None]
+        await asyncio.gather(*running, return_exceptions=True)
+
+    async def _close(self, *, resign: bool) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        if resign and self.config.run_maintenance:
+            await self.store_call(self._maintenance.resign)
+        self._store_pool.shutdown(wait=False)
+        self._handler_pool.shutdown(wait=False)
+
+    # -- the scheduler: the one place that waits --------------------------------------------
+    async def _schedule(self) -> None:
+        assert self._wakeup is not None
+        while True:
+            self._wakeup.clear()
+            now = self.clock.now()
+            next_due: datetime | None = None
+            for slot in self._slots.values():
+                if slot.task is not None:
+                    continue
+                if slot.woken or (slot.due_at is not None and slot.due_at <= now):
+                    slot.woken = False
+                    slot.task = asyncio.create_task(self._run(slot, now))
+                elif slot.due_at is not None:
+                    next_due = slot.due_at if next_due is None else min(next_due, slot.due_at)
+            await self._wait_until(self._wakeup, next_due)
+
+    async def _run(self, slot: _Slot, now: datetime) -> None:
+        try:
+            delay_s = await slot.service.run_once(now)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("%s failed; retrying in %ss", slot.service.name, _ERROR_BACKOFF_S)
+            delay_s = _ERROR_BACKOFF_S
+        # measured from when the run started, so a slow store call does not stretch the period
+        slot.due_at = None if delay_s is None else now + timedelta(seconds=delay_s)
+        slot.task = None
+        self._kick()
+
+    def wake(self, name: str) -> None:
+        slot = self._slots.get(name)
+        if slot is not None:
+            slot.woken = True
+            self._kick()
+
+    def _kick(self) -> None:
+        if self._wakeup is not None:
+            self._wakeup.set()
+
+    async def wait(self, event: asyncio.Event, seconds: float) -> None:
+        """Until ``event`` is set or ``seconds`` pass on the runtime's clock."""
+        await self._wait_until(event, self.clock.now() + timedelta(seconds=seconds))
+
+    async def _wait_until(self, event: asyncio.Event, when: datetime | None) -> None:
+        if event.is_set():
+            return
+        waiters: set[asyncio.Future[Any]] = {asyncio.ensure_future(event.wait())}
+        if when is not None:
+            waiters.add(asyncio.ensure_future(self.clock.sleep_until(when)))
+        try:
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
+
+    # -- store access -----------------------------------------------------------------------
+    async def store_call(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._store_pool, functools.partial(fn, *args, **kwargs))
+
+    # -- hints from the store ---------------------------------------------------------------
+    def _on_event_threadsafe(self, event: Event) -> None:
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            # the loop may close between the check and the call
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._on_event, event)
+
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event, JobsAvailable):
+            self.wake(f"claim:{event.queue}")
+        elif isinstance(event, CancelRequested):
+            attempt = self._attempts.get(event.lease)
+            if attempt is not None:
+                attempt.end(cancelled=True)
+        elif isinstance(event, CallbackResolved):
+            attempt = self._attempts.get(event.lease)
+            if attempt is not None:
+                attempt.signal_callback()
+
+    # -- attempts ---------------------------------------------------------------------------
+    def attempts(self) -> Iterable[Attempt]:
+        return list(self._attempts.values())
+
+    def running(self, queue: str) -> int:
+        return self._running[queue]
+
+    def start_attempt(self, config: QueueConfig, record: JobRecord) -> None:
+        self.stats.claimed += 1
+        task = self.registry.for_kind(record.kind)
+        attempt = Attempt(record, config, is_async=task is not None and task.is_async)
+        self._attempts[attempt.lease] = attempt
+        self._running[config.queue] += 1
+        self._idle_event().clear()
+        if task is None:
+            known = ", ".join(sorted(k for k in self._kinds())) or "none"
+            error = (
+                f"UnknownJobKind: no handler for kind {record.kind!r} (this worker has: {known})"
+            )
+            self._attempt_done(attempt, Fail(error, terminal=True))
+            return
+        try:
+            args = load_args(record.args, task.args_type)
+        except SerializationError as exc:
+            self._attempt_done(attempt, Fail(f"SerializationError: {exc}", terminal=True))
+            return
+        if task.is_async:
+            attempt.future = asyncio.ensure_future(self._run_async(attempt, task, args))
+        else:
+            future = asyncio.get_running_loop().run_in_executor(
+                self._handler_pool, self._run_sync, attempt, task, args
+            )
+            attempt.future = future
+            future.add_done_callback(functools.partial(self._sync_done, attempt))
+
+    def _kinds(self) -> Iterable[str]:
+        return (t.kind for t in self.registry.all())
+
+    async def _run_async(self, attempt: Attempt, task: Task, args: Any) -> None:
+        outcome: Outcome | None
+        try:
+            outcome = outcome_from_return(await task.handler(Job(attempt, args, self)))
+        except (AttemptEnded, asyncio.CancelledError):
+            outcome = None
+        except BaseException as exc:  # a handler's panic must not take the runtime down
+            outcome = outcome_from_exception(exc)
+        self._attempt_done(attempt, outcome)
+
+    def _run_sync(self, attempt: Attempt, task: Task, args: Any) -> Outcome | None:
+        try:
+            return outcome_from_return(task.handler(SyncJob(attempt, args, self)))
+        except AttemptEnded:
+            return None
+        except BaseException as exc:  # e.g. SystemExit in a handler thread: a panic
+            return outcome_from_exception(exc)
+
+    def _sync_done(self, attempt: Attempt, future: asyncio.Future[Outcome | None]) -> None:
+        if future.cancelled():
+            self._attempt_done(attempt, None)
+        else:
+            self._attempt_done(attempt, future.result())
+
+    def _attempt_done(self, attempt: Attempt, outcome: Outcome | None) -> None:
+        if attempt.dropped:
+            return
+        self._release(attempt)
+        if outcome is None or attempt.ended:
+            return
+        progress, metadata = attempt.take_buffers()
+        self._finishes.append(Finish(attempt.lease, outcome, progress, metadata))
+        self.wake("complete")
+
+    def _release(self, attempt: Attempt) -> None:
+        if self._attempts.pop(attempt.lease, None) is None:
+            return
+        self._running[attempt.config.queue] -= 1
+        self.wake(f"claim:{attempt.config.queue}")
+        if not self._attempts:
+            self._idle_event().set()
+
+    def drop_attempt(self, attempt: Attempt) -> None:
+        """Give up on a handler past its deadline: cancel it and free its slot, write
+        nothing; maintenance counts the attempt as ``hard deadline exceeded``."""
+        log.warning("job %s is past its deadline; dropping its handler", attempt.lease)
+        self.stats.dropped += 1
+        attempt.end(cancelled=False)
+        self._release(attempt)
+        attempt.dropped = True
+
+    def _idle_event(self) -> asyncio.Event:
+        assert self._idle is not None, "the runtime has not started"
+        return self._idle
+
+    # -- finishes ---------------------------------------------------------------------------
+    def take_finishes(self, limit: int) -> list[Finish]:
+        batch, self._finishes = self._finishes[:limit], self._finishes[limit:]
+        return batch
+
+    def requeue_finishes(self, batch: list[Finish]) -> None:
+        self._finishes[:0] = batch
+
+    def has_finishes(self) -> bool:
+        return bool(self._finishes)

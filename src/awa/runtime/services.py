@@ -1,0 +1,202 @@
+"""The runtime's services. Each ``run_once(now)`` does one bounded batch and never sleeps; it
+returns how many seconds until it wants to run again (``None``: only when woken). The
+``Runtime`` scheduler owns all waiting, so everything runs under a ``ManualClock`` too."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
+
+import attrs
+
+from awa.domain import AwaError, JobState
+from awa.ports import Applied, Heartbeat, Stale, StaleReason
+from awa.runtime.config import QueueConfig, RuntimeConfig
+
+if TYPE_CHECKING:
+    from awa.runtime.runtime import Runtime
+
+__all__ = [
+    "ClaimService",
+    "CompletionService",
+    "DeadlineService",
+    "HeartbeatService",
+    "MaintenanceReport",
+    "MaintenanceService",
+    "Service",
+]
+
+log = logging.getLogger("awa.runtime")
+
+
+class Service(Protocol):
+    name: str
+
+    async def run_once(self, now: datetime) -> float | None: ...
+
+
+class ClaimService:
+    """Claims for one queue, as many jobs as it has free slots, and starts them."""
+
+    def __init__(self, runtime: Runtime, config: QueueConfig) -> None:
+        self.runtime = runtime
+        self.config = config
+        self.name = f"claim:{config.queue}"
+        self.draining = False
+
+    async def run_once(self, now: datetime) -> float | None:
+        rt, cfg = self.runtime, self.config
+        if self.draining:
+            return None
+        free = cfg.concurrency - rt.running(cfg.queue)
+        if free <= 0:
+            return None  # a finishing handler wakes us
+        limit = min(free, rt.config.claim_batch_max)
+        jobs = await rt.store_call(
+            rt.store.claim, cfg.queue, limit=limit, deadline_duration_s=cfg.deadline_duration_s
+        )
+        for job in jobs:
+            rt.start_attempt(cfg, job)
+        if jobs:
+            rt.wake("deadlines")
+        return 0.0 if len(jobs) == limit else cfg.poll_interval_s
+
+
+class CompletionService:
+    """Writes finished attempts' outcomes, many per statement."""
+
+    name = "complete"
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+
+    async def run_once(self, now: datetime) -> float | None:
+        rt = self.runtime
+        batch = rt.take_finishes(rt.config.finish_batch_max)
+        if not batch:
+            return None
+        try:
+            results = await rt.store_call(rt.store.finish, batch)
+        except AwaError:
+            rt.requeue_finishes(batch)
+            raise
+        for result in results:
+            if isinstance(result, Stale):
+                rt.stats.stale_finishes += 1
+                log.debug("finish of %s dropped: %s", result.lease, result.reason)
+            else:
+                rt.stats.finished += 1
+        return 0.0 if rt.has_finishes() else None
+
+
+class HeartbeatService:
+    """One batched heartbeat for every attempt this process runs, with buffered progress."""
+
+    name = "heartbeat"
+
+    def __init__(self, runtime: Runtime, interval_s: float) -> None:
+        self.runtime = runtime
+        self.interval_s = interval_s
+
+    async def run_once(self, now: datetime) -> float | None:
+        rt = self.runtime
+        attempts = [a for a in rt.attempts() if not a.ended and not a.dropped]
+        if not attempts:
+            return self.interval_s
+        beats = []
+        for attempt in attempts:
+            progress, metadata = attempt.take_buffers()
+            beats.append(Heartbeat(attempt.lease, progress, metadata))
+        try:
+            results = await rt.store_call(rt.store.heartbeat, beats)
+        except AwaError:
+            for attempt, beat in zip(attempts, beats, strict=True):
+                attempt.restore_buffers(
+                    dict(beat.progress) if beat.progress else None,
+                    dict(beat.metadata) if beat.metadata else None,
+                )
+            raise
+        for attempt, result in zip(attempts, results, strict=True):
+            if isinstance(result, Stale):
+                # cancelled by an operator, or rescued while we were slow: stop the handler
+                attempt.end(cancelled=result.reason is StaleReason.CANCELLED)
+            elif (
+                isinstance(result, Applied)
+                and attempt.waiting_callback
+                and result.job.state is JobState.RUNNING
+                and result.job.callback_id is None
+            ):
+                attempt.signal_callback()  # resumed: polling fallback for a lost hint
+        return self.interval_s
+
+
+class DeadlineService:
+    """Drops async handlers still running shortly after their deadline, freeing the slot;
+    maintenance then counts the attempt as ``hard deadline exceeded``."""
+
+    name = "deadlines"
+
+    def __init__(self, runtime: Runtime, grace_s: float) -> None:
+        self.runtime = runtime
+        self.grace_s = grace_s
+
+    async def run_once(self, now: datetime) -> float | None:
+        rt = self.runtime
+        next_due: float | None = None
+        for attempt in rt.attempts():
+            deadline = attempt.record.deadline_at
+            if deadline is None or not attempt.is_async or attempt.waiting_callback:
+                continue
+            overdue_s = (now - deadline).total_seconds() - self.grace_s
+            if overdue_s >= 0:
+                rt.drop_attempt(attempt)
+            else:
+                next_due = -overdue_s if next_due is None else min(next_due, -overdue_s)
+        return next_due
+
+
+@attrs.frozen
+class MaintenanceReport:
+    leader: bool
+    rescued: int = 0
+    promoted: int = 0
+    deleted: int = 0
+    expired: int = 0
+    more: bool = False
+
+
+class MaintenanceService:
+    """Rescue, promotion and retention, run by one leader among all processes."""
+
+    name = "maintenance"
+
+    def __init__(self, runtime: Runtime, config: RuntimeConfig, staleness_s: float) -> None:
+        self.runtime = runtime
+        self.config = config
+        self.staleness_s = staleness_s
+        self.last_report = MaintenanceReport(leader=False)
+
+    async def run_once(self, now: datetime) -> float | None:
+        rt, cfg = self.runtime, self.config
+        report = await rt.store_call(self.run_sync)
+        self.last_report = report
+        rt.stats.rescued += report.rescued
+        return 0.0 if report.more else cfg.maintenance_interval_s
+
+    def run_sync(self) -> MaintenanceReport:
+        store, cfg, limit = self.runtime.store, self.config, self.config.maintenance_batch_max
+        ttl_s = 3 * cfg.maintenance_interval_s
+        if not store.try_lead(self.runtime.owner, ttl_s=ttl_s):
+            return MaintenanceReport(leader=False)
+        rescued = store.rescue(staleness_s=self.staleness_s, limit=limit)
+        promoted = store.promote(limit=limit)
+        deleted = store.delete_finished(older_than_s=cfg.finished_retention_s, limit=limit)
+        expired = store.expire_dlq(older_than_s=cfg.dlq_retention_s, limit=limit)
+        for item in rescued:
+            log.info("rescued job %s: %s", item.job.id, item.cause.error)
+        counts = (len(rescued), len(promoted), deleted, expired)
+        return MaintenanceReport(True, *counts, more=max(counts) >= limit)
+
+    def resign(self) -> None:
+        self.runtime.store.release_lead(self.runtime.owner)

@@ -1,0 +1,75 @@
+"""Runtime stories run on the memory store under a ManualClock: no real sleeps for time."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import awa
+from awa.adapters.memory import ManualClock, MemoryStore
+
+T = TypeVar("T")
+
+REAL_TIMEOUT_S = 10.0
+
+
+async def until(
+    condition: Callable[[], Awaitable[bool] | bool], timeout_s: float = REAL_TIMEOUT_S
+) -> None:
+    """Yield to the runtime until ``condition`` holds; fail after ``timeout_s`` real seconds.
+    This waits on a condition, never for an amount of (simulated) time."""
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + timeout_s
+    while True:
+        result = condition()
+        if not isinstance(result, bool):
+            result = await result
+        if result:
+            return
+        if loop.time() > give_up:
+            raise AssertionError(f"condition not reached within {timeout_s}s")
+        await asyncio.sleep(0.0005)
+
+
+async def advance_until(
+    clock: ManualClock,
+    condition: Callable[[], Awaitable[bool] | bool],
+    *,
+    step_s: float,
+    steps_max: int = 20,
+) -> None:
+    """Let simulated time pass in steps until ``condition`` holds, giving the runtime a moment
+    of real time to react after each step."""
+    for _ in range(steps_max):
+        try:
+            await until(condition, timeout_s=0.2)
+            return
+        except AssertionError:
+            clock.advance(step_s)
+    await until(condition)
+
+
+async def state_of(client: awa.AsyncClient, job_id: int) -> awa.JobState:
+    return (await client.get_job(job_id)).state
+
+
+async def reaches(client: awa.AsyncClient, job_id: int, state: awa.JobState) -> awa.JobRecord:
+    async def check() -> bool:
+        return await state_of(client, job_id) is state
+
+    await until(check)
+    return await client.get_job(job_id)
+
+
+def memory_clients(
+    count: int = 1, **_: Any
+) -> tuple[ManualClock, MemoryStore, list[awa.AsyncClient]]:
+    clock = ManualClock()
+    store = MemoryStore(clock, rng=random.Random(5))
+    return clock, store, [awa.AsyncClient(store=store) for _ in range(count)]
+
+
+def run(story: Callable[[], Awaitable[T]]) -> T:
+    return asyncio.run(story())  # type: ignore[arg-type]

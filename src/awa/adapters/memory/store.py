@@ -3,6 +3,7 @@ simulation. One lock serialises every verb, so each call is atomic like a transa
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import random
 import threading
@@ -11,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from functools import partial
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import attrs
 
@@ -56,6 +57,33 @@ from awa.ports import (
 __all__ = ["MemoryStore"]
 
 _T = TypeVar("_T")
+
+
+_PENDING = frozenset({JobState.SCHEDULED, JobState.AVAILABLE, JobState.RETRYABLE})
+_WAITING_FOR_TIME = frozenset({JobState.SCHEDULED, JobState.RETRYABLE})
+
+
+class _SortedKeys:
+    """Keys kept in order with ``bisect``: the indexes that let claim, promote and retention
+    look at the few jobs they need instead of every job (the simulation holds thousands)."""
+
+    def __init__(self) -> None:
+        self.keys: list[tuple[Any, ...]] = []
+
+    def add(self, key: tuple[Any, ...]) -> None:
+        bisect.insort(self.keys, key)
+
+    def discard(self, key: tuple[Any, ...]) -> None:
+        at = bisect.bisect_left(self.keys, key)
+        if at < len(self.keys) and self.keys[at] == key:
+            del self.keys[at]
+
+    def from_prefix(self, prefix: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
+        """Keys from the first one starting with ``prefix`` onwards (a copy-free walk)."""
+        at = bisect.bisect_left(self.keys, prefix)
+        while at < len(self.keys):
+            yield self.keys[at]
+            at += 1
 
 
 @attrs.define
@@ -106,6 +134,10 @@ class MemoryStore:
         self._dlq: dict[int, DlqEntry] = {}
         self._queues: dict[str, _QueueSettings] = {}
         self._callbacks: dict[str, int] = {}  # pending callback id -> job id
+        self._claim_order: dict[str, _SortedKeys] = {}  # queue -> (priority, run_at, id)
+        self._due_order = _SortedKeys()  # scheduled and retryable: (run_at, id)
+        self._finished_order = _SortedKeys()  # terminal, outside the DLQ: (finalized_at, id)
+        self._live: set[int] = set()
         self._next_id = 1
         self._leader: tuple[str, datetime] | None = None
         self._listeners: list[Callable[[Event], None]] = []
@@ -136,17 +168,39 @@ class MemoryStore:
     # -- bookkeeping ---------------------------------------------------------------------------
     def _put(self, job: Job) -> None:
         old = self._jobs.get(job.id)
-        if old is not None and old.callback_id is not None and old.callback_id != job.callback_id:
-            self._callbacks.pop(old.callback_id, None)
-        if job.callback_id is not None:
-            self._callbacks[job.callback_id] = job.id
+        if old is not None:
+            self._unindex(old)
         self._jobs[job.id] = job
+        self._index(job)
 
     def _remove(self, job_id: int) -> Job:
         job = self._jobs.pop(job_id)
+        self._unindex(job)
+        return job
+
+    def _index(self, job: Job) -> None:
+        if job.callback_id is not None:
+            self._callbacks[job.callback_id] = job.id
+        if job.state in _PENDING:
+            order = self._claim_order.setdefault(job.queue, _SortedKeys())
+            order.add((job.priority, job.run_at, job.id))
+        if job.state in _WAITING_FOR_TIME:
+            self._due_order.add((job.run_at, job.id))
+        if job.state.is_live:
+            self._live.add(job.id)
+        if job.state.is_terminal and job.finalized_at is not None:
+            self._finished_order.add((job.finalized_at, job.id))
+
+    def _unindex(self, job: Job) -> None:
         if job.callback_id is not None:
             self._callbacks.pop(job.callback_id, None)
-        return job
+        if job.state in _PENDING:
+            self._claim_order[job.queue].discard((job.priority, job.run_at, job.id))
+        if job.state in _WAITING_FOR_TIME:
+            self._due_order.discard((job.run_at, job.id))
+        self._live.discard(job.id)
+        if job.state.is_terminal and job.finalized_at is not None:
+            self._finished_order.discard((job.finalized_at, job.id))
 
     def _settings(self, queue: str) -> _QueueSettings:
         return self._queues.setdefault(queue, _QueueSettings())
@@ -228,20 +282,27 @@ class MemoryStore:
             if self._settings(queue).paused:
                 return []
             now = self.clock.now()
-            runnable = sorted(
-                (
-                    j
-                    for j in self._jobs.values()
-                    if j.queue == queue and decisions.is_claimable(j, now)
-                ),
-                key=lambda j: (j.priority, j.run_at, j.id),
-            )[:limit]
+            runnable = [self._jobs[job_id] for job_id in self._runnable(queue, now, limit)]
             claimed = [decisions.claim(job, now, deadline_duration_s) for job in runnable]
             for job in claimed:
                 self._put(job)
         if claimed and self.faults.take_crash():
             raise SimulatedCrash([job.lease for job in claimed])
         return claimed
+
+    def _runnable(self, queue: str, now: datetime, limit: int) -> list[int]:
+        """Ids in claim order ``(priority, run_at, id)``. A pending job is runnable once its
+        ``run_at`` has come, so within each priority the runnable ones come first."""
+        order = self._claim_order.get(queue)
+        if order is None:
+            return []
+        found: list[int] = []
+        for priority in range(1, 5):
+            for key_priority, run_at, job_id in order.from_prefix((priority,)):
+                if key_priority != priority or run_at > now or len(found) == limit:
+                    break
+                found.append(job_id)
+        return found
 
     def heartbeat(self, beats: Sequence[Heartbeat]) -> list[WriteResult]:
         _check_batch(beats, "heartbeats")
@@ -342,7 +403,7 @@ class MemoryStore:
         with self._tx():
             now = self.clock.now()
             rescued: list[Rescued] = []
-            for job in sorted(self._jobs.values(), key=lambda j: j.id):
+            for job in [self._jobs[job_id] for job_id in sorted(self._live)]:
                 if len(rescued) >= limit:
                     break
                 cause = rescue_cause(job, now, staleness_s)
@@ -356,14 +417,11 @@ class MemoryStore:
         _check_limit(limit)
         with self._tx():
             now = self.clock.now()
-            due = sorted(
-                (
-                    j
-                    for j in self._jobs.values()
-                    if j.state in (JobState.SCHEDULED, JobState.RETRYABLE) and j.run_at <= now
-                ),
-                key=lambda j: (j.run_at, j.id),
-            )[:limit]
+            due: list[Job] = []
+            for run_at, job_id in self._due_order.from_prefix(()):
+                if run_at > now or len(due) == limit:
+                    break
+                due.append(self._jobs[job_id])
             promoted = [decisions.promote(job, now) for job in due]
             for job in promoted:
                 self._put(job)
@@ -375,18 +433,13 @@ class MemoryStore:
         _check_limit(limit)
         with self._tx():
             cutoff = self.clock.now() - timedelta(seconds=older_than_s)
-            expired = sorted(
-                (
-                    j
-                    for j in self._jobs.values()
-                    if j.state.is_terminal
-                    and j.finalized_at is not None
-                    and j.finalized_at < cutoff
-                ),
-                key=lambda j: (j.finalized_at, j.id),
-            )[:limit]
-            for job in expired:
-                self._remove(job.id)
+            expired: list[int] = []
+            for finalized_at, job_id in self._finished_order.from_prefix(()):
+                if finalized_at >= cutoff or len(expired) == limit:
+                    break
+                expired.append(job_id)
+            for job_id in expired:
+                self._remove(job_id)
             return len(expired)
 
     def expire_dlq(self, *, older_than_s: float, limit: int = 1000) -> int:
@@ -453,7 +506,7 @@ class MemoryStore:
         with self._tx():
             jobs = (
                 j
-                for j in sorted(self._jobs.values(), key=lambda j: j.id)
+                for j in (self._jobs[job_id] for job_id in sorted(self._jobs))
                 if (state is None or j.state is state)
                 and (kind is None or j.kind == kind)
                 and (queue is None or j.queue == queue)

@@ -86,6 +86,7 @@ class Runtime:
         clock: Clock,
         config: RuntimeConfig | None = None,
         owner: str | None = None,
+        inline_store_calls: bool = False,
     ) -> None:
         if not queues:
             raise ValueError("start needs at least one (queue, concurrency) pair")
@@ -96,6 +97,8 @@ class Runtime:
         self.queues = {q.queue: q for q in queues}
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.stats = RuntimeStats()
+        # inline: store calls run on the loop thread, for deterministic simulation
+        self._inline = inline_store_calls
         self._attempts: dict[Lease, Attempt] = {}
         self._running: Counter[str] = Counter()
         self._finishes: list[Finish] = []
@@ -123,6 +126,13 @@ class Runtime:
 
     # -- lifecycle --------------------------------------------------------------------------
     async def start(self) -> None:
+        """Attach to the store and start the scheduler."""
+        await self.attach()
+        self._scheduler = asyncio.create_task(self._schedule(), name="awa-scheduler")
+
+    async def attach(self) -> None:
+        """Everything ``start`` does except scheduling: a simulation then drives the
+        services' ``run_once`` steps itself."""
         self._loop = asyncio.get_running_loop()
         self._wakeup = asyncio.Event()
         self._idle = asyncio.Event()
@@ -132,7 +142,6 @@ class Runtime:
         now = self.clock.now()
         for slot in self._slots.values():
             slot.due_at = now
-        self._scheduler = asyncio.create_task(self._schedule(), name="awa-scheduler")
 
     async def shutdown(self, timeout: float = 30.0) -> None:
         """Stop claiming; let running handlers finish (heartbeats go on) for up to
@@ -185,34 +194,52 @@ class Runtime:
         self._handler_pool.shutdown(wait=False)
 
     # -- the scheduler: the one place that waits --------------------------------------------
-    async def _schedule(self) -> None:
-        assert self._wakeup is not None
-        while True:
-            self._wakeup.clear()
-            now = self.clock.now()
-            next_due: datetime | None = None
-            for slot in self._slots.values():
-                if slot.task is not None:
-                    continue
-                if slot.woken or (slot.due_at is not None and slot.due_at <= now):
-                    slot.woken = False
-                    slot.task = asyncio.create_task(self._run(slot, now))
-                elif slot.due_at is not None:
-                    next_due = slot.due_at if next_due is None else min(next_due, slot.due_at)
-            await self._wait_until(self._wakeup, next_due)
+    def ready_services(self, now: datetime) -> list[str]:
+        """Services not running now that were woken or whose time has come."""
+        return [
+            name
+            for name, slot in self._slots.items()
+            if slot.task is None
+            and (slot.woken or (slot.due_at is not None and slot.due_at <= now))
+        ]
 
-    async def _run(self, slot: _Slot, now: datetime) -> None:
+    def next_due(self) -> datetime | None:
+        """The earliest moment an idle service wants to run."""
+        return min(
+            (s.due_at for s in self._slots.values() if s.task is None and s.due_at is not None),
+            default=None,
+        )
+
+    async def run_service(self, name: str, now: datetime) -> None:
+        """One ``run_once`` of a service, then its next due time: measured from when the run
+        started, so a slow store call does not stretch the period."""
+        slot = self._slots[name]
+        slot.woken = False
         try:
             delay_s = await slot.service.run_once(now)
         except asyncio.CancelledError:
             raise
         except Exception:
-            log.exception("%s failed; retrying in %ss", slot.service.name, _ERROR_BACKOFF_S)
+            log.exception("%s failed; retrying in %ss", name, _ERROR_BACKOFF_S)
             delay_s = _ERROR_BACKOFF_S
-        # measured from when the run started, so a slow store call does not stretch the period
         slot.due_at = None if delay_s is None else now + timedelta(seconds=delay_s)
-        slot.task = None
-        self._kick()
+
+    async def _schedule(self) -> None:
+        assert self._wakeup is not None
+        while True:
+            self._wakeup.clear()
+            now = self.clock.now()
+            for name in self.ready_services(now):
+                slot = self._slots[name]
+                slot.task = asyncio.create_task(self._run(name, now))
+            await self._wait_until(self._wakeup, self.next_due())
+
+    async def _run(self, name: str, now: datetime) -> None:
+        try:
+            await self.run_service(name, now)
+        finally:
+            self._slots[name].task = None
+            self._kick()
 
     def wake(self, name: str) -> None:
         slot = self._slots.get(name)
@@ -241,7 +268,14 @@ class Runtime:
                 waiter.cancel()
 
     # -- store access -----------------------------------------------------------------------
+    def service(self, name: str) -> Service:
+        """A service by name: ``claim:<queue>``, ``complete``, ``heartbeat``, ``deadlines``,
+        ``maintenance``."""
+        return self._slots[name].service
+
     async def store_call(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
+        if self._inline:
+            return fn(*args, **kwargs)
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._store_pool, functools.partial(fn, *args, **kwargs))
 

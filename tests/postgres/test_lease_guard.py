@@ -1,7 +1,7 @@
-"""The lease guard is load-bearing: it lives in one statement (``lock_leases.sql``) and nothing
-downstream repeats it, so breaking it there lets a late finish through. This test breaks it on
-purpose and watches the damage, proving that the contract suite's stale-write checks are really
-exercised by that one line of SQL."""
+"""The lease guard is load-bearing: each write path holds it in exactly one statement
+(``lock_leases.sql`` for the general path, ``complete_many.sql`` for the completion hot path) and
+nothing downstream repeats it, so breaking it there lets a late finish through. These tests
+break it on purpose and watch the damage."""
 
 from __future__ import annotations
 
@@ -10,13 +10,21 @@ import pytest
 from awa.adapters.memory import ManualClock
 from awa.adapters.postgres import PostgresStore
 from awa.adapters.postgres._sql import SQL
-from awa.domain import Complete, JobState, NewJob
+from awa.domain import Complete, JobState, NewJob, Outcome, Snooze
+from awa.domain.transitions import Trigger, allowed_from
 from awa.ports import Applied, Finish, Stale, StaleReason
 
-GUARD = "AND j.run_lease = g.run_lease"
+GUARDS = {
+    "lock_leases": "AND j.run_lease = g.run_lease",
+    "complete_many": "AND j.run_lease = c.run_lease",
+}
+# the general path is taken by any outcome but Complete; the hot path by Complete
+OUTCOMES: dict[str, Outcome] = {"lock_leases": Snooze(10), "complete_many": Complete()}
 
 
-def _late_finish_after_rescue_and_reclaim(store: PostgresStore, clock: ManualClock) -> object:
+def _late_finish_after_rescue_and_reclaim(
+    store: PostgresStore, clock: ManualClock, outcome: Outcome
+) -> object:
     store.insert([NewJob(kind="k")])
     [first] = store.claim("default", limit=1)
     clock.advance(120)
@@ -25,23 +33,33 @@ def _late_finish_after_rescue_and_reclaim(store: PostgresStore, clock: ManualClo
     clock.advance(3600)
     [second] = store.claim("default", limit=1)
     assert second.run_lease == first.run_lease + 1
-    return store.finish([Finish(first.lease, Complete())])[0]
+    return store.finish([Finish(first.lease, outcome)])[0]
 
 
-def test_the_guard_is_in_lock_leases_exactly_once() -> None:
-    assert SQL["lock_leases"].count(GUARD) == 1
+@pytest.mark.parametrize("statement", list(GUARDS))
+def test_each_guard_is_in_its_statement_exactly_once(statement: str) -> None:
+    assert SQL[statement].count(GUARDS[statement]) == 1
 
 
-def test_with_the_guard_a_late_finish_is_stale(store: PostgresStore, clock: ManualClock) -> None:
-    result = _late_finish_after_rescue_and_reclaim(store, clock)
+@pytest.mark.parametrize("statement", list(GUARDS))
+def test_with_the_guard_a_late_finish_is_stale(
+    store: PostgresStore, clock: ManualClock, statement: str
+) -> None:
+    result = _late_finish_after_rescue_and_reclaim(store, clock, OUTCOMES[statement])
     assert result == Stale(result.lease, StaleReason.LEASE_SUPERSEDED)  # type: ignore[attr-defined]
     assert store.get_job(1).state is JobState.RUNNING
 
 
-def test_without_the_guard_a_late_finish_completes_someone_elses_attempt(
-    store: PostgresStore, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("statement", list(GUARDS))
+def test_without_the_guard_a_late_finish_ends_someone_elses_attempt(
+    store: PostgresStore, clock: ManualClock, monkeypatch: pytest.MonkeyPatch, statement: str
 ) -> None:
-    monkeypatch.setitem(SQL, "lock_leases", SQL["lock_leases"].replace(GUARD, ""))
-    result = _late_finish_after_rescue_and_reclaim(store, clock)
+    monkeypatch.setitem(SQL, statement, SQL[statement].replace(GUARDS[statement], ""))
+    result = _late_finish_after_rescue_and_reclaim(store, clock, OUTCOMES[statement])
     assert isinstance(result, Applied), "breaking the guard must be visible"
-    assert store.get_job(1).state is JobState.COMPLETED  # the damage the guard prevents
+    assert store.get_job(1).state is not JobState.RUNNING  # the damage the guard prevents
+
+
+def test_the_completion_hot_path_guards_the_only_state_the_table_allows() -> None:
+    assert allowed_from(Trigger.COMPLETE) == (JobState.RUNNING,)
+    assert "AND j.state = 'running'" in SQL["complete_many"]

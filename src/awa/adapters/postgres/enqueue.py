@@ -56,13 +56,9 @@ def jobs_from_rows(rows: Sequence[Sequence[Any]]) -> list[Job]:
 
 
 def insert_on(conn: psycopg.Connection[Any], params: dict[str, Any]) -> list[Job]:
-    """Run ``insert_jobs.sql`` with ready parameters, then the wake-up, on ``conn``."""
+    """Run ``insert_jobs.sql`` (which also sends the wake-ups) with ready parameters."""
     with conn.cursor(row_factory=tuple_row) as cur:
-        inserted = jobs_from_rows(cur.execute(SQL["insert_jobs"], params).fetchall())
-        queues = woken_queues(inserted)
-        if queues:
-            cur.execute(SQL["notify_wakeup"], {"queues": queues})
-    return inserted
+        return jobs_from_rows(cur.execute(SQL["insert_jobs"], params).fetchall())
 
 
 def insert_jobs(
@@ -89,8 +85,4 @@ async def insert_jobs_async(
     with translate_errors("inserting jobs"):
         async with conn.cursor(row_factory=tuple_row) as cur:
             await cur.execute(SQL["insert_jobs"], params)
-            inserted = jobs_from_rows(await cur.fetchall())
-            queues = woken_queues(inserted)
-            if queues:
-                await cur.execute(SQL["notify_wakeup"], {"queues": queues})
-    return inserted
+            return jobs_from_rows(await cur.fetchall())

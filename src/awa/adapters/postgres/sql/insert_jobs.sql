@@ -5,7 +5,11 @@
 --   metadata text[] (JSON).
 -- Transition: row 1 (∅ → available, or scheduled when run_at is after now); same rule as
 --   awa.domain.decisions.create_job.
+--   The wake-up NOTIFY (channel awa_wakeup, payload: the queue name) for each queue that got an
+--   available job is sent by the uncorrelated scalar subquery, which PostgreSQL runs once: one
+--   statement, so a single insert is one round trip. Delivered on commit, dropped on rollback.
 -- Index: none read; jobs_pkey (identity) assigns ids in request order.
+WITH inserted AS (
 INSERT INTO awa.jobs (kind, queue, args, state, priority, max_attempts, run_at, created_at,
                       tags, metadata)
 SELECT n.kind, n.queue, n.args::jsonb,
@@ -22,3 +26,8 @@ ORDER BY n.ord
 RETURNING id, kind, queue, args, state, priority, attempt, max_attempts, run_lease, run_at,
           created_at, tags, metadata, errors, attempted_at, heartbeat_at, deadline_at,
           finalized_at, progress, callback_id, callback_timeout_at, callback_result
+)
+SELECT i.*,
+       (SELECT count(pg_notify('awa_wakeup', w.queue))
+        FROM (SELECT DISTINCT queue FROM inserted WHERE state = 'available') AS w) AS woken
+FROM inserted AS i

@@ -1,0 +1,123 @@
+"""Store-level throughput on a real PostgreSQL: insert (one by one and batched) and
+claim + complete for several batch sizes, with the cost per job in commits and WAL bytes.
+
+    python bench/store_bench.py postgresql://user@host:port/dbname [--jobs 20000]
+
+The database is migrated if needed and the awa tables are emptied before each measurement: do
+not point this at a database whose jobs you want to keep. For figures worth quoting, run it
+against a server with fsync on and the default synchronous_commit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+
+from awa.adapters.postgres import PostgresStore
+from awa.domain import Complete, NewJob
+from awa.ports import BATCH_SIZE_MAX, Finish
+
+QUEUE = "bench"
+
+
+def _counters(conn: psycopg.Connection[Any]) -> tuple[int, int]:
+    """(committed transactions in this database, WAL position in bytes)."""
+    row = conn.execute(
+        "SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()),"
+        " pg_current_wal_lsn() - '0/0'::pg_lsn"
+    ).fetchone()
+    assert row is not None
+    return int(row[0]), int(row[1])
+
+
+def _measure(
+    admin: psycopg.Connection[Any], label: str, jobs: int, work: Callable[[], None]
+) -> dict[str, float]:
+    admin.execute("SELECT pg_stat_clear_snapshot()")
+    commits0, wal0 = _counters(admin)
+    started = time.perf_counter()
+    work()
+    elapsed = time.perf_counter() - started
+    time.sleep(1.2)  # backends flush their statistics at most once a second
+    admin.execute("SELECT pg_stat_clear_snapshot()")
+    commits1, wal1 = _counters(admin)
+    row = {
+        "jobs_per_s": jobs / elapsed,
+        "commits_per_job": (commits1 - commits0) / jobs,
+        "wal_bytes_per_job": (wal1 - wal0) / jobs,
+    }
+    print(
+        f"{label:<34} {row['jobs_per_s']:>10,.0f} jobs/s"
+        f"  {row['commits_per_job']:>7.3f} commits/job"
+        f"  {row['wal_bytes_per_job']:>8,.0f} WAL B/job",
+        flush=True,
+    )
+    return row
+
+
+def _reset(admin: psycopg.Connection[Any]) -> None:
+    admin.execute("TRUNCATE awa.jobs, awa.dlq, awa.queues RESTART IDENTITY")
+    admin.execute("CHECKPOINT")
+
+
+def _fill(store: PostgresStore, jobs: int) -> None:
+    for start in range(0, jobs, BATCH_SIZE_MAX):
+        count = min(BATCH_SIZE_MAX, jobs - start)
+        store.insert(
+            [NewJob(kind="noop", queue=QUEUE, args={"n": start + i}) for i in range(count)]
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("url")
+    parser.add_argument("--jobs", type=int, default=20_000)
+    parser.add_argument("--insert-one-by-one", type=int, default=2_000)
+    options = parser.parse_args()
+    jobs: int = options.jobs
+
+    with (
+        PostgresStore(options.url, pool_size=2) as store,
+        psycopg.connect(options.url, autocommit=True) as admin,
+    ):
+        store.migrate()
+        server = admin.execute(
+            "SELECT current_setting('server_version'), current_setting('fsync'),"
+            " current_setting('synchronous_commit')"
+        ).fetchone()
+        print(f"PostgreSQL {server[0]}, fsync={server[1]}, synchronous_commit={server[2]}")  # type: ignore[index]
+
+        _reset(admin)
+        single = options.insert_one_by_one
+        _measure(
+            admin,
+            f"insert one by one ({single})",
+            single,
+            lambda: (
+                [store.insert([NewJob(kind="noop", queue=QUEUE)]) for _ in range(single)] and None
+            ),
+        )
+        _reset(admin)
+        _measure(admin, f"insert batched ({BATCH_SIZE_MAX}/call)", jobs, lambda: _fill(store, jobs))
+
+        for batch in (1, 10, 100, 1000):
+            _reset(admin)
+            _fill(store, jobs)
+            admin.execute("VACUUM ANALYZE awa.jobs")
+
+            def claim_and_complete(batch: int = batch) -> None:
+                done = 0
+                while claimed := store.claim(QUEUE, limit=batch):
+                    results = store.finish([Finish(job.lease, Complete()) for job in claimed])
+                    done += len(results)
+                assert done == jobs, f"completed {done} of {jobs}"
+
+            _measure(admin, f"claim+complete batch {batch}", jobs, claim_and_complete)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,8 +1,12 @@
 """The same random program, applied to the in-memory store (the reference) and to PostgreSQL,
 both on a manual clock with the same seeded jitter: every answer and every job must agree.
 
-Both stores draw jitter and callback ids from their ``rng`` in the same order, so the
-comparison is of whole values (states, attempts, leases, errors, timestamps), not just states.
+Both stores draw callback ids from their ``rng`` in the same order, so the comparison is of
+whole values (states, attempts, leases, errors, timestamps), not just states. Jitter is fixed
+at half its range: ``decisions.finish`` draws it before the transition table refuses a retry of
+a job that is no longer running, and the memory store asks the domain where PostgreSQL's lease
+guard has already filtered the row out, so the number of draws on refused writes differs while
+the behaviour does not.
 """
 
 from __future__ import annotations
@@ -42,6 +46,15 @@ from awa.ports import BATCH_SIZE_MAX, ClaimStore, Finish, Heartbeat
 from .conftest import truncate
 
 QUEUES = ("alpha", "beta")
+
+
+class _HalfJitter(random.Random):
+    """Seeded for callback ids; every jitter draw is 0.5."""
+
+    def random(self) -> float:
+        return 0.5
+
+
 SEED = 11
 
 _insert = st.tuples(
@@ -227,8 +240,8 @@ def test_memory_and_postgres_agree_on_every_answer_and_every_job(
 ) -> None:
     truncate(pg_pool)
     memory_clock, pg_clock = ManualClock(), ManualClock()
-    memory = MemoryStore(memory_clock, rng=random.Random(SEED))
-    postgres = PostgresStore(pg_pool, clock=pg_clock, rng=random.Random(SEED))
+    memory = MemoryStore(memory_clock, rng=_HalfJitter(SEED))
+    postgres = PostgresStore(pg_pool, clock=pg_clock, rng=_HalfJitter(SEED))
     program = _Program()
     for number, step in enumerate(seed + steps):
         expected = _answer(program, memory, memory_clock, step)

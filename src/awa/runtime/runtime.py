@@ -402,3 +402,7 @@ class Runtime:
 
     def has_finishes(self) -> bool:
         return bool(self._finishes)
+
+    def pending_finishes(self) -> list[Lease]:
+        """Attempts whose outcome is decided but not yet written."""
+        return [finish.lease for finish in self._finishes]

@@ -470,6 +470,13 @@ class MemoryStore:
                 return None
             return self._leader[0]
 
+    def snapshot(self) -> tuple[list[Job], list[DlqEntry]]:
+        """Every job and every dead-letter entry, unbounded (for tests and simulation)."""
+        with self._tx():
+            return [self._jobs[i] for i in sorted(self._jobs)], [
+                self._dlq[i] for i in sorted(self._dlq)
+            ]
+
     def release_lead(self, owner: str) -> None:
         with self._tx():
             if self._leader is not None and self._leader[0] == owner:

@@ -1,0 +1,5 @@
+import sys
+
+from awa.testing.simulation.cli import main
+
+sys.exit(main())

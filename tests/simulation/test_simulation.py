@@ -1,0 +1,92 @@
+"""The real runtime in a seeded world of faults: laws hold, histories repeat, jobs finish."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+
+from awa.testing.simulation import Faults, Simulation
+from awa.testing.simulation.strategies import assert_simulation_holds, simulations
+
+CI_SEEDS = 200
+LOCAL_SEEDS = 20
+SEEDS = range(CI_SEEDS if os.environ.get("CI") else LOCAL_SEEDS)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_thousand_jobs_under_every_fault_keep_every_law(seed: int) -> None:
+    report = Simulation(seed, jobs=1000, workers=5).run()
+    assert report.ok, report.summary() + f"\nreplay: {report.replay_command()}"
+    finished = sum(report.final_states.values())
+    assert finished == 1000
+    assert report.counters.get("crashes", 0) + report.counters.get("stalls", 0) > 0
+
+
+def test_the_same_seed_gives_the_same_history_byte_for_byte() -> None:
+    first = Simulation(42, jobs=300, workers=3).run()
+    second = Simulation(42, jobs=300, workers=3).run()
+    assert first.history == second.history
+    assert first.digest == second.digest
+    assert Simulation(43, jobs=300, workers=3).run().digest != first.digest
+
+
+def test_every_fault_kind_strikes_at_high_rates() -> None:
+    brutal = Faults(
+        crash_rate=0.01,
+        stall_rate=0.01,
+        hang_rate=0.05,
+        late_finish_rate=0.01,
+        lost_wakeup_rate=0.5,
+        clock_jump_rate=0.005,
+        operator_rate=0.01,
+    )
+    report = Simulation(7, jobs=1000, workers=5, faults=brutal).run()
+    assert report.ok, report.summary()
+    for fault in ("crashes", "stalls", "hangs", "late_finishes", "wakeups_lost", "clock_jumps"):
+        assert report.counters.get(fault, 0) > 0, fault
+    rescued = {k for k in report.counters if k.startswith("rescued_")}
+    assert {"rescued_heartbeat_stale", "rescued_deadline_exceeded"} <= rescued
+    assert report.counters.get("stale_finish_rejected", 0) > 0
+
+
+def test_without_faults_every_job_finishes_and_nothing_is_rescued() -> None:
+    report = Simulation(3, jobs=500, workers=2, faults=Faults.none()).run()
+    assert report.ok, report.summary()
+    assert not any(k.startswith("rescued_heartbeat") for k in report.counters)
+    assert sum(report.final_states.values()) == 500
+
+
+def test_ten_thousand_jobs_with_faults_finish() -> None:
+    report = Simulation(10_000, jobs=10_000, workers=5).run()
+    assert report.ok, report.summary()
+    assert sum(report.final_states.values()) == 10_000
+
+
+@settings(max_examples=25, deadline=None)
+@given(simulations(max_jobs=20))
+def test_drawn_fault_schedules_keep_every_law(simulation: Simulation) -> None:
+    assert_simulation_holds(simulation)
+
+
+def test_cli_prints_a_summary_with_the_digest() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "awa.testing.simulation", "--seed", "5", "--jobs", "200"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "invariant violations: 0" in result.stdout
+    assert "digest " in result.stdout
+    again = subprocess.run(
+        [sys.executable, "-m", "awa.testing.simulation", "--seed", "5", "--jobs", "200"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    digest = [line for line in result.stdout.splitlines() if line.startswith("digest")]
+    assert digest == [line for line in again.stdout.splitlines() if line.startswith("digest")]

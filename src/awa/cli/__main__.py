@@ -1,0 +1,7 @@
+"""``python -m awa.cli``: the ``awa`` command."""
+
+import sys
+
+from awa.cli import main
+
+sys.exit(main())

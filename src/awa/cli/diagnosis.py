@@ -1,0 +1,95 @@
+"""A one-line reading of a job's error history: does one message repeat across attempts?
+
+Pure: it looks at the job value only. ``awa job dump`` prints the result under the history.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from awa.domain import ErrorEntry, Job
+
+__all__ = ["REPEAT_MIN", "Diagnosis", "diagnose", "error_rounds"]
+
+#: how many attempts in a row must end with one message before it counts as a pattern
+REPEAT_MIN = 2
+
+# messages the lifecycle writes itself, and what a run of them says about where to look
+_PROCESS_HINTS = (
+    (
+        "heartbeat stale",
+        "the worker process died while running this job every time (crash, OOM kill, SIGKILL,"
+        " eviction, a native extension): look at the process, not the handler's error path",
+    ),
+    (
+        "hard deadline exceeded",
+        "the attempt hung past the queue's deadline_duration every time: look at what the process"
+        " blocks on (I/O without a timeout, a lock, a busy loop), not the handler's error path",
+    ),
+    (
+        "callback timed out",
+        "the external system never answered the callback: look at the system that should call"
+        " back, not the handler",
+    ),
+    (
+        "handler panicked",
+        "the handler escaped with a BaseException every time: look at what it calls that exits"
+        " or interrupts, not at ordinary exceptions",
+    ),
+)
+
+
+@attrs.frozen
+class Diagnosis:
+    """``message`` ended the last ``attempts`` attempts in a row; ``hint`` says where to look."""
+
+    message: str
+    attempts: int
+    points_at_process: bool
+    hint: str
+
+    def __str__(self) -> str:
+        return f'{self.attempts} attempts in a row ended with "{self.message}": {self.hint}'
+
+
+def _headline(entry: ErrorEntry) -> str:
+    """The first line of an error: a traceback or a varying tail must not hide a repeat."""
+    return entry.error.strip().splitlines()[0] if entry.error.strip() else ""
+
+
+def diagnose(job: Job) -> Diagnosis | None:
+    """The message that ended the most recent attempts in a row, if it did so at least
+    ``REPEAT_MIN`` times; ``None`` when the history shows no repeating failure."""
+    if not job.errors:
+        return None
+    last = _headline(job.errors[-1])
+    streak = 0
+    for entry in reversed(job.errors):
+        if _headline(entry) != last:
+            break
+        streak += 1
+    if streak < REPEAT_MIN or not last:
+        return None
+    for prefix, hint in _PROCESS_HINTS:
+        if last.startswith(prefix):
+            return Diagnosis(last, streak, prefix != "callback timed out", hint)
+    hint = (
+        "the handler fails the same way on every attempt: a poison input? raise"
+        " awa.TerminalError for input that can never succeed"
+    )
+    if any(entry.terminal for entry in job.errors[-streak:]):
+        hint = "the handler refused this input as terminal; fix the input or the handler"
+    return Diagnosis(last, streak, False, hint)
+
+
+def error_rounds(errors: tuple[ErrorEntry, ...]) -> list[int]:
+    """Which round of attempts each error belongs to: an operator or dead-letter retry resets
+    the attempt count, so an attempt number that does not go up starts a new round."""
+    rounds: list[int] = []
+    current, previous = 1, 0
+    for entry in errors:
+        if entry.attempt <= previous and rounds:
+            current += 1
+        rounds.append(current)
+        previous = entry.attempt
+    return rounds

@@ -1,0 +1,134 @@
+"""The CLI's output boundary: domain values to JSON documents (``--json``) and rich tables.
+
+One converter turns every value into JSON-ready data: timestamps as ISO 8601 in UTC, states as
+their names, tuples as lists. Keys follow the value's fields, so they are stable. The human
+tables show the same data; rich is imported only when a table is printed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any, TextIO
+
+import cattrs
+
+from awa.domain import DlqEntry, ErrorEntry, Job, JobState
+from awa.ports import QueueStats
+
+__all__ = [
+    "converter",
+    "dlq_entry_data",
+    "human_duration",
+    "job_data",
+    "print_json",
+    "stats_data",
+    "when",
+]
+
+converter = cattrs.Converter()
+converter.register_unstructure_hook(datetime, lambda d: d.astimezone(timezone.utc).isoformat())
+converter.register_unstructure_hook(JobState, lambda s: s.value)
+
+
+def job_data(job: Job) -> dict[str, Any]:
+    data: dict[str, Any] = converter.unstructure(job)
+    return data
+
+
+def error_data(entry: ErrorEntry) -> dict[str, Any]:
+    data: dict[str, Any] = converter.unstructure(entry)
+    return data
+
+
+def dlq_entry_data(entry: DlqEntry) -> dict[str, Any]:
+    return {
+        "job": job_data(entry.job),
+        "reason": entry.reason,
+        "dlq_at": converter.unstructure(entry.dlq_at),
+    }
+
+
+def stats_data(stats: QueueStats, now: datetime) -> dict[str, Any]:
+    oldest = stats.oldest_available_at
+    return {
+        "queue": stats.queue,
+        "counts": {state.value: stats.counts.get(state, 0) for state in JobState},
+        "dlq_depth": stats.dlq_depth,
+        "paused": stats.paused,
+        "dlq_enabled": stats.dlq_enabled,
+        "oldest_available_at": converter.unstructure(oldest) if oldest else None,
+        "oldest_available_age_s": (
+            round(max((now - oldest).total_seconds(), 0.0), 3) if oldest else None
+        ),
+    }
+
+
+def print_json(document: Mapping[str, Any], out: TextIO | None = None) -> None:
+    """One JSON document, keys in a stable order, then a newline."""
+    stream = out or sys.stdout
+    stream.write(json.dumps(document, indent=2, ensure_ascii=False, default=str))
+    stream.write("\n")
+
+
+def when(moment: datetime | None) -> str:
+    """A timestamp for a table: UTC, to the second."""
+    if moment is None:
+        return "-"
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def human_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    seconds = max(seconds, 0.0)
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f}m"
+    if seconds < 86400:
+        return f"{seconds / 3600:.1f}h"
+    return f"{seconds / 86400:.1f}d"
+
+
+def print_table(
+    title: str | None, columns: Sequence[str], rows: Iterable[Sequence[str]], out: TextIO
+) -> None:
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    _console(out).print(table)
+
+
+def print_fields(title: str | None, fields: Sequence[tuple[str, str]], out: TextIO) -> None:
+    """A two-column ``name  value`` block for one record."""
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left", show_header=False, box=None, pad_edge=False)
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(overflow="fold")
+    for name, value in fields:
+        table.add_row(name, value)
+    _console(out).print(table)
+
+
+def print_line(text: str, out: TextIO) -> None:
+    _console(out).print(text, highlight=False, markup=False, soft_wrap=True)
+
+
+def _console(out: TextIO) -> Any:
+    from rich.console import Console
+
+    # not a terminal (a pipe, a file, a test): wide enough not to fold ids and timestamps
+    width = None if out.isatty() else 120
+    return Console(file=out, width=width, highlight=False, soft_wrap=False)
+
+
+def compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)

@@ -1,0 +1,472 @@
+"""Every ``awa`` command through a real subprocess against PostgreSQL: what it prints with
+``--json``, what it changes in the database, and how it fails."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+
+import pytest
+
+from awa.adapters.memory import ManualClock
+from awa.adapters.postgres import PostgresStore
+from awa.cli import main
+from awa.domain import CallbackToken, Complete, Fail, JobState, WaitForCallback
+from awa.ports import Finish
+from tests.cli.conftest import Ran, claim_one, fail_to_dlq, insert, run_awa
+
+Awa = Callable[..., Ran]
+
+
+# -- migrate ----------------------------------------------------------------------------------
+
+
+def test_migrate_creates_the_schema_once_and_then_has_nothing_to_do(empty_database: str) -> None:
+    first = run_awa("migrate", "--json", url=empty_database).json
+    assert first["applied"] == [1]
+    assert first["version"] == 1
+    again = run_awa("migrate", "--json", url=empty_database).json
+    assert again == {"applied": [], "version": 1}
+    human = run_awa("migrate", url=empty_database)
+    assert human.code == 0
+    assert "already at version 1" in human.stdout
+
+
+def test_migrate_sql_prints_the_migrations_without_a_database() -> None:
+    shown = run_awa("migrate", "--sql", url=None)
+    assert shown.code == 0, shown.stderr
+    assert "migration 0001_initial" in shown.stdout
+    assert "CREATE TABLE awa.jobs" in shown.stdout
+    document = run_awa("migrate", "--sql", "--json", url=None).json
+    [first] = document["migrations"][:1]
+    assert first["version"] == 1
+    assert "CREATE TABLE awa.jobs" in first["sql"]
+    assert len(first["checksum"]) == 64
+
+
+def test_a_database_without_the_schema_is_one_line_that_says_run_migrate(
+    empty_database: str,
+) -> None:
+    ran = run_awa("job", "list", url=empty_database)
+    ran.assert_one_line_error("no awa schema", "awa migrate")
+
+
+# -- job --------------------------------------------------------------------------------------
+
+
+def test_job_list_filters_by_state_kind_queue_and_limit(awa: Awa, store: PostgresStore) -> None:
+    insert(store, "send_email", queue="email")
+    insert(store, "send_email", queue="email")
+    insert(store, "resize", queue="media")
+    claim_one(store, "email")  # job 1 is running now
+
+    def ids(*args: str) -> list[int]:
+        return [job["id"] for job in awa("job", "list", "--json", *args).json["jobs"]]
+
+    assert ids() == [1, 2, 3]
+    assert ids("--queue", "media") == [3]
+    assert ids("--kind", "send_email") == [1, 2]
+    assert ids("--state", "running") == [1]
+    assert ids("--state", "available", "--queue", "email") == [2]
+    assert ids("--limit", "2") == [1, 2]
+    job = awa("job", "list", "--json", "--queue", "media").json["jobs"][0]
+    assert job["kind"] == "resize"
+    assert job["state"] == "available"
+    assert job["attempt"] == 0
+    assert job["max_attempts"] == 25
+    assert job["created_at"].endswith("+00:00")
+    human = awa("job", "list")
+    assert human.code == 0
+    assert "resize" in human.stdout
+    assert "3 job(s)" in human.stdout
+
+
+def test_job_list_refuses_an_unknown_state_on_one_line(awa: Awa) -> None:
+    awa("job", "list", "--state", "sleeping").assert_one_line_error("invalid choice", code=2)
+
+
+def test_job_dump_shows_the_history_and_says_a_run_of_stale_heartbeats_is_the_process(
+    awa: Awa, clocked_store: tuple[PostgresStore, ManualClock]
+) -> None:
+    store, clock = clocked_store
+    insert(store, "transcode", queue="media", max_attempts=5)
+    for _ in range(3):  # three attempts whose worker died: maintenance rescues each
+        claim_one(store, "media")
+        clock.advance(120)
+        [rescued] = store.rescue(staleness_s=90)
+        assert rescued.job.state is JobState.RETRYABLE
+        clock.advance(3600)  # past the backoff
+    dump = awa("job", "dump", "1", "--json").json
+    assert dump["job"]["id"] == 1
+    assert dump["job"]["state"] == "retryable"
+    assert [e["attempt"] for e in dump["job"]["errors"]] == [1, 2, 3]
+    assert all(e["error"].startswith("heartbeat stale") for e in dump["job"]["errors"])
+    assert dump["error_rounds"] == [1, 1, 1]
+    assert dump["dlq"] is None
+    assert dump["points_at_process"] is True
+    assert "3 attempts in a row" in dump["diagnosis"]
+    assert "process" in dump["diagnosis"]
+    human = awa("job", "dump", "1")
+    assert human.code == 0
+    assert "error history" in human.stdout
+    assert human.stdout.count("heartbeat stale") >= 3
+    diagnosis = [line for line in human.stdout.splitlines() if line.startswith("diagnosis:")]
+    assert len(diagnosis) == 1
+    assert "look at the process, not the handler" in diagnosis[0]
+
+
+def test_job_dump_of_a_handler_that_raises_the_same_error_points_at_the_handler(
+    awa: Awa, clocked_store: tuple[PostgresStore, ManualClock]
+) -> None:
+    store, clock = clocked_store
+    store.set_dlq_enabled("email", True)
+    insert(store, "send_email", queue="email", max_attempts=2)
+    for _ in range(2):
+        job = claim_one(store, "email")
+        store.finish([Finish(job.lease, Fail("KeyError: 'to'", traceback="File x, line 1"))])
+        clock.advance(3600)  # past the backoff
+    dump = awa("job", "dump", "1", "--json").json
+    assert dump["job"]["state"] == "failed"
+    assert dump["dlq"]["reason"] == "max_attempts_exhausted"
+    assert dump["points_at_process"] is False
+    assert "KeyError: 'to'" in dump["diagnosis"]
+    assert "handler" in dump["diagnosis"]
+    assert "dead-letter" in awa("job", "dump", "1").stdout
+
+
+def test_job_dump_of_a_job_without_repeats_has_no_diagnosis(awa: Awa, store: PostgresStore) -> None:
+    insert(store)
+    dump = awa("job", "dump", "1", "--json").json
+    assert dump["job"]["errors"] == []
+    assert dump["diagnosis"] is None
+    assert "no errors recorded" in awa("job", "dump", "1").stdout
+
+
+def test_job_dump_run_shows_one_attempt_with_its_traceback(
+    awa: Awa, clocked_store: tuple[PostgresStore, ManualClock]
+) -> None:
+    store, clock = clocked_store
+    insert(store, "send_email", queue="email", max_attempts=3)
+    job = claim_one(store, "email")
+    store.finish([Finish(job.lease, Fail("ValueError: bad address", traceback="Traceback-ish: x"))])
+    clock.advance(3600)  # past the backoff
+    claim_one(store, "email")  # attempt 2 is running now
+    first = awa("job", "dump-run", "1", "--attempt", "1", "--json").json
+    assert first["attempt"] == 1
+    assert first["current"] is False
+    assert [e["error"] for e in first["errors"]] == ["ValueError: bad address"]
+    assert first["errors"][0]["traceback"] == "Traceback-ish: x"
+    assert first["heartbeat_at"] is None
+    current = awa("job", "dump-run", "1", "--json").json
+    assert current["attempt"] == 2
+    assert current["current"] is True
+    assert current["state"] == "running"
+    assert current["run_lease"] == 2
+    assert current["errors"] == []
+    assert current["heartbeat_at"] is not None
+    human = awa("job", "dump-run", "1", "--attempt", "1")
+    assert "ValueError: bad address" in human.stdout
+    assert "Traceback-ish: x" in human.stdout
+    awa("job", "dump-run", "1", "--attempt", "7").assert_one_line_error("attempts 1 to 2")
+
+
+def test_job_cancel_cancels_and_a_second_cancel_is_not_cancellable(
+    awa: Awa, store: PostgresStore
+) -> None:
+    insert(store)
+    cancelled = awa("job", "cancel", "1", "--json").json["job"]
+    assert cancelled["state"] == "cancelled"
+    assert store.get_job(1).state is JobState.CANCELLED
+    awa("job", "cancel", "1").assert_one_line_error("job 1 is cancelled", "not cancellable")
+
+
+def test_job_cancel_of_a_completed_job_is_not_cancellable_and_changes_nothing(
+    awa: Awa, store: PostgresStore
+) -> None:
+    insert(store, queue="email")
+    job = claim_one(store, "email")
+    store.finish([Finish(job.lease, Complete())])
+    before = store.get_job(1)
+    awa("job", "cancel", "1").assert_one_line_error("completed", "not cancellable")
+    assert store.get_job(1) == before
+
+
+def test_job_retry_gives_a_cancelled_job_a_fresh_attempt_budget(
+    awa: Awa, store: PostgresStore
+) -> None:
+    insert(store, queue="email")
+    claim_one(store, "email")
+    store.cancel(1)
+    retried = awa("job", "retry", "1", "--json").json["job"]
+    assert retried["state"] == "available"
+    assert retried["attempt"] == 0
+    assert retried["run_lease"] == 1  # never goes down
+    human = awa("job", "retry", "1")
+    human.assert_one_line_error("available")
+
+
+def test_unknown_job_ids_fail_on_one_line_for_every_job_command(awa: Awa) -> None:
+    for command in ("dump", "dump-run", "cancel", "retry"):
+        awa("job", command, "4242").assert_one_line_error("job 4242 not found")
+    awa("dlq", "retry", "4242").assert_one_line_error("job 4242 not found")
+
+
+def test_a_job_id_that_is_not_a_number_is_a_usage_error(awa: Awa) -> None:
+    awa("job", "dump", "abc").assert_one_line_error("whole number", code=2)
+
+
+# -- queue ------------------------------------------------------------------------------------
+
+
+def test_queue_pause_resume_and_stats(awa: Awa, store: PostgresStore) -> None:
+    insert(store, queue="email")
+    insert(store, queue="email")
+    fail_to_dlq(store, "media", "resize")
+    assert awa("queue", "pause", "email", "--json").json == {"queue": "email", "paused": True}
+    assert store.claim("email", limit=10) == []  # paused: no claims
+    stats = {q["queue"]: q for q in awa("queue", "stats", "--json").json["queues"]}
+    assert stats["email"]["paused"] is True
+    assert stats["email"]["counts"]["available"] == 2
+    assert stats["email"]["oldest_available_at"] is not None
+    assert stats["email"]["oldest_available_age_s"] >= 0
+    assert stats["media"]["dlq_depth"] == 1
+    assert stats["media"]["dlq_enabled"] is True
+    assert set(stats["email"]["counts"]) == {s.value for s in JobState}
+    human = awa("queue", "stats")
+    assert "PAUSED" in human.stdout
+    only = awa("queue", "stats", "--queue", "media", "--json").json["queues"]
+    assert [q["queue"] for q in only] == ["media"]
+    assert awa("queue", "resume", "email", "--json").json == {"queue": "email", "paused": False}
+    assert len(store.claim("email", limit=10)) == 2
+    assert "resumed" in awa("queue", "resume", "email").stdout
+
+
+# -- dlq --------------------------------------------------------------------------------------
+
+
+def test_dlq_list_and_depth(awa: Awa, store: PostgresStore) -> None:
+    fail_to_dlq(store, "media", "resize", "image too large")
+    fail_to_dlq(store, "media", "thumbnail")
+    fail_to_dlq(store, "email", "send_email")
+    entries = awa("dlq", "list", "--json").json["entries"]
+    assert [(e["job"]["id"], e["reason"]) for e in entries] == [
+        (1, "max_attempts_exhausted"),
+        (2, "max_attempts_exhausted"),
+        (3, "max_attempts_exhausted"),
+    ]
+    assert entries[0]["job"]["errors"][0]["error"] == "ValueError: image too large"
+    assert entries[0]["dlq_at"].endswith("+00:00")
+    assert [
+        e["job"]["id"] for e in awa("dlq", "list", "--json", "--queue", "media").json["entries"]
+    ] == [1, 2]
+    assert [
+        e["job"]["id"] for e in awa("dlq", "list", "--json", "--kind", "thumbnail").json["entries"]
+    ] == [2]
+    assert len(awa("dlq", "list", "--json", "--limit", "1").json["entries"]) == 1
+    assert awa("dlq", "depth", "--json").json == {"total": 3, "queues": {"email": 1, "media": 2}}
+    assert awa("dlq", "depth", "--queue", "email", "--json").json == {
+        "total": 1,
+        "queues": {"email": 1},
+    }
+    human = awa("dlq", "list")
+    assert "max_attempts_exhausted" in human.stdout
+    assert "3 dead-letter entries" in human.stdout
+
+
+def test_dlq_retry_keeps_the_lease_and_resets_the_attempt(awa: Awa, store: PostgresStore) -> None:
+    fail_to_dlq(store, "media", "resize")
+    job = awa("dlq", "retry", "1", "--json").json["job"]
+    assert job["state"] == "available"
+    assert job["attempt"] == 0
+    assert job["run_lease"] == 1
+    assert len(job["errors"]) == 1  # history kept
+    assert store.list_dlq(queue="media") == []
+    awa("dlq", "retry", "1").assert_one_line_error("job 1 is not in the dead-letter queue")
+
+
+def test_dlq_retry_bulk_retries_only_the_filter(awa: Awa, store: PostgresStore) -> None:
+    fail_to_dlq(store, "media", "resize")
+    fail_to_dlq(store, "media", "thumbnail")
+    fail_to_dlq(store, "email", "send_email")
+    done = awa("dlq", "retry-bulk", "--queue", "media", "--kind", "resize", "--json").json
+    assert done["retried"] == 1
+    assert [j["id"] for j in done["jobs"]] == [1]
+    done = awa("dlq", "retry-bulk", "--queue", "media", "--json").json
+    assert [j["id"] for j in done["jobs"]] == [2]
+    assert [e.job.id for e in store.list_dlq()] == [3]
+    assert "retried 0" in awa("dlq", "retry-bulk", "--kind", "nothing_here").stdout
+
+
+def test_bulk_commands_refuse_an_empty_filter_and_change_nothing(
+    awa: Awa, store: PostgresStore
+) -> None:
+    fail_to_dlq(store, "media", "resize")
+    awa("dlq", "retry-bulk").assert_one_line_error("--queue", "--all", code=2)
+    awa("dlq", "purge", "--yes").assert_one_line_error("--queue", "--all", code=2)
+    assert [e.job.id for e in store.list_dlq()] == [1]
+
+
+def test_retry_bulk_with_all_needs_yes_when_stdin_is_not_a_terminal(
+    awa: Awa, store: PostgresStore
+) -> None:
+    fail_to_dlq(store, "media", "resize")
+    awa("dlq", "retry-bulk", "--all").assert_one_line_error("--yes", "not a terminal", code=2)
+    assert len(store.list_dlq()) == 1
+    assert awa("dlq", "retry-bulk", "--all", "--yes", "--json").json["retried"] == 1
+
+
+def test_purge_without_yes_on_a_pipe_is_refused_and_deletes_nothing(
+    awa: Awa, store: PostgresStore
+) -> None:
+    fail_to_dlq(store, "media", "resize")
+    awa("dlq", "purge", "--queue", "media", stdin="y\n").assert_one_line_error(
+        "--yes", "not a terminal", code=2
+    )
+    assert len(store.list_dlq()) == 1
+
+
+def test_purge_with_yes_deletes_the_filter_only(awa: Awa, store: PostgresStore) -> None:
+    fail_to_dlq(store, "media", "resize")
+    fail_to_dlq(store, "email", "send_email")
+    assert awa("dlq", "purge", "--queue", "media", "--yes", "--json").json == {"purged": 1}
+    assert [e.job.id for e in store.list_dlq()] == [2]
+    assert awa("dlq", "purge", "--all", "--yes", "--json").json == {"purged": 1}
+    assert store.list_dlq() == []
+    with store.pool.connection() as conn:  # purged for good: not back among the jobs
+        assert conn.execute("SELECT count(*) FROM awa.jobs").fetchone() == (0,)
+
+
+class _Terminal(io.StringIO):
+    """A stdin that says it is a terminal, with the operator's answer in it."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("answer", "purged"), [("y\n", True), ("n\n", False), ("\n", False)])
+def test_purge_on_a_terminal_asks_and_only_yes_deletes(
+    db_url: str, store: PostgresStore, answer: str, purged: bool
+) -> None:
+    fail_to_dlq(store, "media", "resize")
+    stdout, stderr = io.StringIO(), io.StringIO()
+    code = main(
+        ["--database-url", db_url, "dlq", "purge", "--queue", "media"],
+        stdout=stdout,
+        stderr=stderr,
+        stdin=_Terminal(answer),
+    )
+    assert "permanently delete 1 dead-letter entries (queue=media)? [y/N]" in stderr.getvalue()
+    assert code == (0 if purged else 2)
+    assert len(store.list_dlq()) == (0 if purged else 1)
+
+
+# -- callback ---------------------------------------------------------------------------------
+
+
+def _waiting_callback(store: PostgresStore, queue: str = "email") -> str:
+    insert(store, queue=queue)
+    job = claim_one(store, queue)
+    registered = store.register_callback(job.lease, timeout_s=600)
+    callback_id = registered.job.callback_id  # type: ignore[union-attr]
+    assert callback_id is not None
+    return callback_id
+
+
+def test_callback_complete_stores_the_payload(awa: Awa, store: PostgresStore) -> None:
+    callback_id = _waiting_callback(store)
+    done = awa("callback", "complete", callback_id, "--payload", '{"ok": true}', "--json").json
+    assert done["callback_id"] == callback_id
+    assert done["job"]["state"] == "completed"
+    assert done["job"]["callback_result"] == {"ok": True}
+    awa("callback", "complete", callback_id).assert_one_line_error("not found")
+
+
+def test_callback_fail_records_the_error(awa: Awa, store: PostgresStore) -> None:
+    callback_id = _waiting_callback(store)
+    failed = awa("callback", "fail", callback_id, "--error", "card declined", "--json").json["job"]
+    assert failed["state"] == "failed"
+    assert failed["errors"][-1]["error"] == "card declined"
+
+
+def test_callback_resume_hands_the_payload_to_the_running_handler(
+    awa: Awa, store: PostgresStore
+) -> None:
+    callback_id = _waiting_callback(store)
+    resumed = awa("callback", "resume", callback_id, "--payload", "[1, 2]", "--json").json["job"]
+    assert resumed["state"] == "running"
+    assert resumed["callback_result"] == [1, 2]
+
+
+def test_callback_retry_starts_the_job_again_from_scratch(awa: Awa, store: PostgresStore) -> None:
+    callback_id = _waiting_callback(store)
+    job = store.get_job(1)
+    assert job.callback_id is not None
+    assert job.callback_timeout_at is not None
+    token = CallbackToken(job.callback_id, job.lease, job.callback_timeout_at)
+    [parked] = store.finish([Finish(job.lease, WaitForCallback(token))])  # the handler parks
+    assert parked.job.state is JobState.WAITING_EXTERNAL  # type: ignore[union-attr]
+    retried = awa("callback", "retry", callback_id, "--json").json["job"]
+    assert retried["state"] == "available"
+    assert retried["attempt"] == 0
+    assert retried["callback_id"] is None
+
+
+def test_callback_with_bad_payload_json_fails_on_one_line_and_changes_nothing(
+    awa: Awa, store: PostgresStore
+) -> None:
+    callback_id = _waiting_callback(store)
+    before = store.get_job(1)
+    awa("callback", "complete", callback_id, "--payload", "{not json").assert_one_line_error(
+        "--payload is not valid JSON", code=2
+    )
+    assert store.get_job(1) == before
+
+
+def test_unknown_callback_id_fails_on_one_line(awa: Awa) -> None:
+    for verb in ("complete", "fail", "resume", "retry"):
+        awa("callback", verb, "no-such-callback").assert_one_line_error(
+            "callback no-such-callback not found"
+        )
+
+
+# -- where the database is --------------------------------------------------------------------
+
+
+def test_no_database_reachable_fails_on_one_line() -> None:
+    ran = run_awa("job", "list", url="postgresql://postgres@127.0.0.1:1/nowhere?connect_timeout=3")
+    ran.assert_one_line_error("cannot connect to PostgreSQL at 127.0.0.1:1")
+
+
+def test_no_database_given_fails_on_one_line() -> None:
+    run_awa("queue", "stats", url=None).assert_one_line_error("AWA_DATABASE_URL")
+
+
+def test_the_url_comes_from_the_flag_then_awa_database_url_then_database_url(
+    db_url: str, store: PostgresStore
+) -> None:
+    insert(store)
+    bad = "postgresql://postgres@127.0.0.1:1/nowhere"
+    by_flag = run_awa("--database-url", db_url, "job", "list", "--json", url=bad)
+    assert [j["id"] for j in by_flag.json["jobs"]] == [1]
+    after_command = run_awa("job", "list", "--database-url", db_url, "--json", url=bad)
+    assert [j["id"] for j in after_command.json["jobs"]] == [1]
+    fallback = run_awa("job", "list", "--json", url=None, env={"DATABASE_URL": db_url})
+    assert [j["id"] for j in fallback.json["jobs"]] == [1]
+    preferred = run_awa(
+        "job", "list", url=None, env={"AWA_DATABASE_URL": bad, "DATABASE_URL": db_url}
+    )
+    preferred.assert_one_line_error("cannot connect")
+
+
+def test_the_console_script_and_python_m_awa_cli_run_the_same_main(db_url: str) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "awa.cli", "--database-url", db_url, "dlq", "depth", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert '"total": 0' in done.stdout

@@ -60,6 +60,11 @@ def _move(job: Job, trigger: Trigger, **changes: Any) -> Job:
     return attrs.evolve(job, state=state, **changes)
 
 
+def _require(job: Job, trigger: Trigger) -> None:
+    if (job.state, trigger) not in TRANSITIONS:
+        raise IllegalTransition(job.state, trigger, allowed_from(trigger), job.id)
+
+
 def _seconds_after(now: datetime, seconds: float) -> datetime:
     return now + timedelta(seconds=seconds)
 
@@ -141,6 +146,7 @@ def claim(job: Job, now: datetime, deadline_duration_s: float = 300.0) -> Job:
 
 def rescue(job: Job, cause: RescueCause, now: datetime, rng: RandomSource) -> Decision:
     """Rows 14-16: end an attempt nobody finished. It spends the attempt (poison-job rule)."""
+    _require(job, Trigger.RESCUE_RETRY)  # legality first: a refused rescue draws no jitter
     error = ErrorEntry(error=cause.error, attempt=job.attempt, at=now)
     errors = (*job.errors, error)
     if job.attempts_spent:
@@ -251,6 +257,7 @@ def _fail_attempt(
     retry_after_s: float | None = None,
 ) -> Decision:
     """Rows 5-7: retry while attempts remain; fail at once when terminal or spent."""
+    _require(job, Trigger.RETRY)  # legality first: a refused write draws no jitter
     error = ErrorEntry(message, job.attempt, now, terminal=terminal, traceback=traceback)
     errors = (*job.errors, error)
     if terminal or job.attempts_spent:

@@ -91,11 +91,11 @@ def check_tags(tags: object) -> tuple[str, ...]:
     if len(tags) > TAGS_COUNT_MAX:
         raise ValidationError(f"at most {TAGS_COUNT_MAX} tags, got {len(tags)}")
     for tag in tags:
-        if not isinstance(tag, str) or not 0 < len(tag) <= TAG_LENGTH_MAX or "\x00" in tag:
+        if not isinstance(tag, str) or not 0 < len(tag) <= TAG_LENGTH_MAX:
             raise ValidationError(
-                f"each tag must be a string of 1-{TAG_LENGTH_MAX} characters without NUL,"
-                f" got {tag!r}"
+                f"each tag must be a string of 1-{TAG_LENGTH_MAX} characters, got {tag!r}"
             )
+        _check_storable_text("tag", tag)
     return tuple(tags)
 
 
@@ -117,15 +117,13 @@ def _check_json(path: str, value: object, depth: int) -> None:
             raise ValidationError(f"{path} holds {value!r}, which JSON cannot represent")
         return
     if isinstance(value, str):
-        if "\x00" in value:
-            raise ValidationError(f"{path} contains a NUL character, which cannot be stored")
+        _check_storable_text(path, value)
         return
     if isinstance(value, Mapping):
         for key, item in value.items():
             if not isinstance(key, str):
                 raise ValidationError(f"{path} has a non-string key {key!r}")
-            if "\x00" in key:
-                raise ValidationError(f"{path} has a key with a NUL character")
+            _check_storable_text(f"{path} key", key)
             _check_json(f"{path}.{key}", item, depth + 1)
         return
     if isinstance(value, (list, tuple)):
@@ -133,3 +131,15 @@ def _check_json(path: str, value: object, depth: int) -> None:
             _check_json(f"{path}[{index}]", item, depth + 1)
         return
     raise ValidationError(f"{path} holds a {type(value).__name__}, which is not JSON")
+
+
+def _check_storable_text(path: str, text: str) -> None:
+    """PostgreSQL text and jsonb hold neither NUL nor unpaired UTF-16 surrogates."""
+    if "\x00" in text:
+        raise ValidationError(f"{path} contains a NUL character, which cannot be stored")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError(
+            f"{path} contains an unpaired surrogate, which is not valid Unicode"
+        ) from None

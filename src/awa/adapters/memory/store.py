@@ -33,9 +33,8 @@ from awa.domain import (
 )
 from awa.domain.rescue import rescue_cause
 from awa.domain.transitions import Trigger, allowed_from
-from awa.domain.validation import check_kind, check_queue, check_seconds
+from awa.domain.validation import check_queue, check_seconds
 from awa.ports import (
-    BATCH_SIZE_MAX,
     DEFAULT_DEADLINE_S,
     DEFAULT_STALENESS_S,
     Applied,
@@ -53,6 +52,7 @@ from awa.ports import (
     SystemClock,
     WriteResult,
 )
+from awa.ports.checks import check_batch, check_dlq_filter, check_job_id, check_limit
 
 __all__ = ["MemoryStore"]
 
@@ -90,29 +90,6 @@ class _SortedKeys:
 class _QueueSettings:
     paused: bool = False
     dlq_enabled: bool = False
-
-
-def _check_limit(limit: object) -> int:
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= BATCH_SIZE_MAX:
-        raise ValidationError(f"limit must be an integer from 1 to {BATCH_SIZE_MAX}, got {limit!r}")
-    return limit
-
-
-def _check_batch(items: Sequence[_T], what: str) -> Sequence[_T]:
-    if len(items) > BATCH_SIZE_MAX:
-        raise ValidationError(f"at most {BATCH_SIZE_MAX} {what} per call, got {len(items)}")
-    return items
-
-
-def _check_filter(queue: str | None, kind: str | None, all: bool) -> None:
-    if queue is not None:
-        check_queue(queue)
-    if kind is not None:
-        check_kind(kind)
-    if queue is None and kind is None and not all:
-        raise ValidationError(
-            "refusing to act on every dead-letter entry: give a queue or kind, or all=True"
-        )
 
 
 class MemoryStore:
@@ -212,7 +189,8 @@ class MemoryStore:
         if (
             job.state is JobState.FAILED
             and decision.dlq_reason is not None
-            and self._settings(job.queue).dlq_enabled
+            and job.queue in self._queues
+            and self._queues[job.queue].dlq_enabled
         ):
             self._remove(job.id)
             self._dlq[job.id] = decisions.move_to_dlq(job, decision.dlq_reason, self.clock.now())
@@ -249,17 +227,14 @@ class MemoryStore:
         return Applied(result)
 
     def _find(self, job_id: int) -> Job:
-        job = self._jobs.get(job_id)
+        job = self._jobs.get(check_job_id(job_id))
         if job is None:
             raise JobNotFound(job_id)
         return job
 
     # -- producers -----------------------------------------------------------------------------
     def insert(self, jobs: Sequence[NewJob]) -> list[Job]:
-        _check_batch(jobs, "jobs")
-        for new in jobs:
-            if not isinstance(new, NewJob):
-                raise ValidationError(f"insert takes NewJob values, got {type(new).__name__}")
+        check_batch(jobs, "jobs", NewJob)
         with self._tx():
             now = self.clock.now()
             created = []
@@ -276,10 +251,10 @@ class MemoryStore:
         self, queue: str, *, limit: int, deadline_duration_s: float = DEFAULT_DEADLINE_S
     ) -> list[Job]:
         check_queue(queue)
-        _check_limit(limit)
+        check_limit(limit)
         check_seconds("deadline_duration", deadline_duration_s)
         with self._tx():
-            if self._settings(queue).paused:
+            if queue in self._queues and self._queues[queue].paused:
                 return []
             now = self.clock.now()
             runnable = [self._jobs[job_id] for job_id in self._runnable(queue, now, limit)]
@@ -305,7 +280,7 @@ class MemoryStore:
         return found
 
     def heartbeat(self, beats: Sequence[Heartbeat]) -> list[WriteResult]:
-        _check_batch(beats, "heartbeats")
+        check_batch(beats, "heartbeats", Heartbeat)
         with self._tx():
             now = self.clock.now()
             results: list[WriteResult] = []
@@ -331,7 +306,7 @@ class MemoryStore:
             return results
 
     def finish(self, finishes: Sequence[Finish]) -> list[WriteResult]:
-        _check_batch(finishes, "finishes")
+        check_batch(finishes, "finishes", Finish)
         held = any(self.faults.finish_is_delayed(f.lease.job_id) for f in finishes)
         if held:
             self.faults.hold_finish()
@@ -399,7 +374,7 @@ class MemoryStore:
         self, *, staleness_s: float = DEFAULT_STALENESS_S, limit: int = 1000
     ) -> list[Rescued]:
         check_seconds("heartbeat staleness", staleness_s, allow_zero=False)
-        _check_limit(limit)
+        check_limit(limit)
         with self._tx():
             now = self.clock.now()
             rescued: list[Rescued] = []
@@ -414,7 +389,7 @@ class MemoryStore:
             return rescued
 
     def promote(self, *, limit: int = 1000) -> list[Job]:
-        _check_limit(limit)
+        check_limit(limit)
         with self._tx():
             now = self.clock.now()
             due: list[Job] = []
@@ -430,7 +405,7 @@ class MemoryStore:
 
     def delete_finished(self, *, older_than_s: float, limit: int = 1000) -> int:
         check_seconds("older_than", older_than_s)
-        _check_limit(limit)
+        check_limit(limit)
         with self._tx():
             cutoff = self.clock.now() - timedelta(seconds=older_than_s)
             expired: list[int] = []
@@ -444,7 +419,7 @@ class MemoryStore:
 
     def expire_dlq(self, *, older_than_s: float, limit: int = 1000) -> int:
         check_seconds("older_than", older_than_s)
-        _check_limit(limit)
+        check_limit(limit)
         with self._tx():
             cutoff = self.clock.now() - timedelta(seconds=older_than_s)
             expired = [e.job.id for e in self._dlq_matching(None, None) if e.dlq_at < cutoff][
@@ -496,7 +471,7 @@ class MemoryStore:
     # -- operators -----------------------------------------------------------------------------
     def get_job(self, job_id: int) -> Job:
         with self._tx():
-            entry = self._dlq.get(job_id)
+            entry = self._dlq.get(check_job_id(job_id))
             return entry.job if entry is not None else self._find(job_id)
 
     def list_jobs(
@@ -508,8 +483,8 @@ class MemoryStore:
         limit: int = 100,
     ) -> list[Job]:
         state = JobState(state) if state is not None else None
-        _check_filter(queue, kind, all=True)
-        _check_limit(limit)
+        check_dlq_filter(queue, kind, all=True)
+        check_limit(limit)
         with self._tx():
             jobs = (
                 j
@@ -568,7 +543,7 @@ class MemoryStore:
                 counts = {state: 0 for state in JobState}
                 for job in jobs:
                     counts[job.state] += 1
-                settings = self._settings(name)
+                settings = self._queues.get(name, _QueueSettings())
                 stats.append(
                     QueueStats(
                         queue=name,
@@ -604,14 +579,14 @@ class MemoryStore:
     def list_dlq(
         self, *, queue: str | None = None, kind: str | None = None, limit: int = 100
     ) -> list[DlqEntry]:
-        _check_filter(queue, kind, all=True)
-        _check_limit(limit)
+        check_dlq_filter(queue, kind, all=True)
+        check_limit(limit)
         with self._tx():
             return list(itertools.islice(self._dlq_matching(queue, kind), limit))
 
     def retry_from_dlq(self, job_id: int) -> Job:
         with self._tx():
-            entry = self._dlq.get(job_id)
+            entry = self._dlq.get(check_job_id(job_id))
             if entry is None:
                 raise JobNotFound(job_id)
             job = decisions.operator_retry(entry.job, self.clock.now())
@@ -623,7 +598,7 @@ class MemoryStore:
     def bulk_retry_from_dlq(
         self, *, queue: str | None = None, kind: str | None = None, all: bool = False
     ) -> list[Job]:
-        _check_filter(queue, kind, all)
+        check_dlq_filter(queue, kind, all)
         with self._tx():
             ids = [e.job.id for e in self._dlq_matching(queue, kind)]
             return [self.retry_from_dlq(job_id) for job_id in ids]
@@ -631,7 +606,7 @@ class MemoryStore:
     def purge_dlq(
         self, *, queue: str | None = None, kind: str | None = None, all: bool = False
     ) -> int:
-        _check_filter(queue, kind, all)
+        check_dlq_filter(queue, kind, all)
         with self._tx():
             ids = [e.job.id for e in self._dlq_matching(queue, kind)]
             for job_id in ids:

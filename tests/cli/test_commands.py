@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from awa.adapters.memory import ManualClock
-from awa.adapters.postgres import PostgresStore
+from awa.adapters.postgres import LATEST_VERSION, PostgresStore
 from awa.cli import main
 from awa.domain import CallbackToken, Complete, Fail, JobState, WaitForCallback
 from awa.ports import Finish
@@ -23,13 +23,13 @@ Awa = Callable[..., Ran]
 
 def test_migrate_creates_the_schema_once_and_then_has_nothing_to_do(empty_database: str) -> None:
     first = run_awa("migrate", "--json", url=empty_database).json
-    assert first["applied"] == [1]
-    assert first["version"] == 1
+    assert first["applied"] == list(range(1, LATEST_VERSION + 1))
+    assert first["version"] == LATEST_VERSION
     again = run_awa("migrate", "--json", url=empty_database).json
-    assert again == {"applied": [], "version": 1}
+    assert again == {"applied": [], "version": LATEST_VERSION}
     human = run_awa("migrate", url=empty_database)
     assert human.code == 0
-    assert "already at version 1" in human.stdout
+    assert f"already at version {LATEST_VERSION}" in human.stdout
 
 
 def test_migrate_sql_prints_the_migrations_without_a_database() -> None:

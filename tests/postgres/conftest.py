@@ -44,7 +44,7 @@ from psycopg_pool import ConnectionPool
 from awa.adapters.memory import ManualClock
 from awa.adapters.postgres import PostgresStore, migrate
 
-_TABLES = "awa.jobs, awa.dlq, awa.queues"
+_TABLES = "awa.jobs, awa.dlq, awa.queues, awa.leader"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -93,8 +93,8 @@ class ClaimStore(Protocol):
 
     def try_lead(self, owner: str, *, ttl_s: float) -> bool:
         """Become (or stay) the one maintenance leader. True while ``owner`` leads; the
-        leadership lapses when its holder dies (PostgreSQL: its session ends) or stops
-        renewing it for ``ttl_s``."""
+        leadership lapses when its holder stops renewing it for ``ttl_s`` (a dead holder
+        stops renewing), or at once by ``release_lead``."""
         ...
 
     def release_lead(self, owner: str) -> None:

@@ -3,6 +3,7 @@ transactional enqueue on a connection the caller holds."""
 
 from awa.adapters.postgres._errors import MIGRATE_HINT, SchemaNewerThanCode
 from awa.adapters.postgres.enqueue import (
+    CALLBACK_CHANNEL,
     CANCEL_CHANNEL,
     WAKEUP_CHANNEL,
     insert_jobs,
@@ -12,6 +13,7 @@ from awa.adapters.postgres.migrations import LATEST_VERSION, migrate, schema_ver
 from awa.adapters.postgres.store import PostgresStore
 
 __all__ = [
+    "CALLBACK_CHANNEL",
     "CANCEL_CHANNEL",
     "LATEST_VERSION",
     "MIGRATE_HINT",

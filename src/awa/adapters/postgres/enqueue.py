@@ -21,12 +21,21 @@ from awa.adapters.postgres._sql import SQL
 from awa.domain import Job, JobState, NewJob, ValidationError
 from awa.ports import BATCH_SIZE_MAX
 
-__all__ = ["CANCEL_CHANNEL", "WAKEUP_CHANNEL", "insert_jobs", "insert_jobs_async"]
+__all__ = [
+    "CALLBACK_CHANNEL",
+    "CANCEL_CHANNEL",
+    "WAKEUP_CHANNEL",
+    "insert_jobs",
+    "insert_jobs_async",
+]
 
 #: ``LISTEN`` here for ``NOTIFY`` with a queue name as payload when that queue has new work.
 WAKEUP_CHANNEL = "awa_wakeup"
 #: ``LISTEN`` here for ``{"id": ..., "run_lease": ...}`` when a live attempt was cancelled.
 CANCEL_CHANNEL = "awa_cancel"
+#: ``LISTEN`` here for ``{"id": ..., "run_lease": ...}`` when the external side answered the
+#: callback of that attempt (resumed, completed, failed or retried it).
+CALLBACK_CHANNEL = "awa_callback"
 
 
 class _Now(Protocol):

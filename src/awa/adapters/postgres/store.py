@@ -41,6 +41,7 @@ from awa.adapters.postgres._rows import (
 )
 from awa.adapters.postgres._sql import SQL
 from awa.adapters.postgres.enqueue import check_new_jobs, insert_on, woken_queues
+from awa.adapters.postgres.listen import Subscriptions, pool_connector
 from awa.domain import (
     CallbackNotFound,
     Complete,
@@ -64,6 +65,7 @@ from awa.ports import (
     DEFAULT_DEADLINE_S,
     DEFAULT_STALENESS_S,
     Applied,
+    Event,
     Finish,
     Heartbeat,
     QueueStats,
@@ -83,6 +85,8 @@ _LEASE_PREFIX = 3
 # ... and in lock_job.sql, lock_callback.sql and rescue_candidates.sql rows: now, dlq_enabled
 _LOCK_PREFIX = 2
 POOL_SIZE_DEFAULT = 10
+#: the leadership name maintenance takes (a row of awa.leader)
+MAINTENANCE_LEADERSHIP = "maintenance"
 
 
 class _Now(Protocol):
@@ -230,10 +234,12 @@ class PostgresStore:
         self._schema_checked = False
         self._configured: weakref.WeakSet[psycopg.Connection[TupleRow]] = weakref.WeakSet()
         self._schema_lock = threading.Lock()
+        self._subscriptions = Subscriptions(pool_connector(self._pool.conninfo, self._pool.kwargs))
 
     # -- plumbing -------------------------------------------------------------------------------
     def close(self) -> None:
-        """Close the pool if this store opened it."""
+        """Stop listening for notifications, and close the pool if this store opened it."""
+        self._subscriptions.close()
         if self._owns_pool:
             self._pool.close()
 
@@ -479,6 +485,7 @@ class PostgresStore:
             writes = _Writes()
             writes.decided(decision, dlq_enabled)
             writes.flush(cur, now)
+            cur.execute(SQL["notify_callback"], {"id": job.id, "run_lease": job.run_lease})
             return decision.job
 
     def heartbeat_callback(self, callback_id: str, *, timeout_s: float) -> Job:
@@ -537,6 +544,56 @@ class PostgresStore:
             if woken:
                 cur.execute(SQL["notify_wakeup"], {"queues": woken})
             return promoted
+
+    def delete_finished(self, *, older_than_s: float, limit: int = 1000) -> int:
+        check_seconds("older_than", older_than_s)
+        _check_limit(limit)
+        params = {"now": self._now(), "older_than": timedelta(seconds=older_than_s), "limit": limit}
+        with self._statement("deleting finished jobs") as cur:
+            cur.execute(SQL["delete_finished"], params)
+            return cur.rowcount
+
+    def expire_dlq(self, *, older_than_s: float, limit: int = 1000) -> int:
+        check_seconds("older_than", older_than_s)
+        _check_limit(limit)
+        params = {"now": self._now(), "older_than": timedelta(seconds=older_than_s), "limit": limit}
+        with self._statement("expiring dead-letter entries") as cur:
+            cur.execute(SQL["expire_dlq"], params)
+            return cur.rowcount
+
+    def try_lead(self, owner: str, *, ttl_s: float) -> bool:
+        """An expiring row in ``awa.leader`` (``try_lead.sql``), not a session advisory lock:
+        a pooled store has no session of its own to hold one. The leadership lapses ``ttl_s``
+        after the leader's last renewal, so a dead leader is replaced within ``ttl_s``."""
+        check_seconds("leader ttl", ttl_s, allow_zero=False)
+        if not isinstance(owner, str) or not owner.strip():
+            raise ValidationError(f"a leader is a non-empty string, got {owner!r}")
+        params = {
+            "now": self._now(),
+            "name": MAINTENANCE_LEADERSHIP,
+            "owner": owner,
+            "ttl": timedelta(seconds=ttl_s),
+        }
+        with self._statement("taking the maintenance leadership") as cur:
+            return cur.execute(SQL["try_lead"], params).fetchone() is not None
+
+    def release_lead(self, owner: str) -> None:
+        with self._statement("releasing the maintenance leadership") as cur:
+            cur.execute(SQL["release_lead"], {"name": MAINTENANCE_LEADERSHIP, "owner": owner})
+
+    def leader(self) -> str | None:
+        """Who leads maintenance right now (for tests and diagnostics)."""
+        with self._statement("reading the maintenance leader") as cur:
+            row = cur.execute(
+                SQL["current_leader"], {"now": self._now(), "name": MAINTENANCE_LEADERSHIP}
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    # -- wake-ups -------------------------------------------------------------------------------
+    def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
+        """Hints from ``LISTEN`` on a dedicated connection (see ``listen.py``); the ``LISTEN``
+        is active when this returns. Raises ``DatabaseError`` if it cannot connect."""
+        return self._subscriptions.subscribe(listener)
 
     # -- operators ------------------------------------------------------------------------------
     def get_job(self, job_id: int) -> Job:

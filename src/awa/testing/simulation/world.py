@@ -192,6 +192,7 @@ class Simulation:
         self.processes: list[_Process] = []
         self.gates: dict[Lease, asyncio.Future[str]] = {}
         self.hung: set[Lease] = set()
+        self.returned_waits: set[str] = set()
         self.steps_taken = 0
         self.calm = False
 
@@ -226,6 +227,9 @@ class Simulation:
             raise SystemExit("simulated panic")
         token = await job.register_callback(timeout=self.rng.choice([30, 120]))
         if action == "park":
+            # nobody stays to observe a resume, so the external side completes, fails or
+            # retries a returned wait; resume is for handlers that await wait_for_callback
+            self.returned_waits.add(token.callback_id)
             return WaitForCallback(token)
         await job.wait_for_callback(token)
         return None
@@ -337,7 +341,11 @@ class Simulation:
             if self.calm or roll < 0.4:
                 resolution = CompleteCallback({"answered": True})
             elif roll < 0.7:
-                resolution = ResumeCallback({"resumed": True})
+                resolution = (
+                    CompleteCallback({"answered": True})
+                    if callback_id in self.returned_waits
+                    else ResumeCallback({"resumed": True})
+                )
             elif roll < 0.8:
                 resolution = FailCallback("simulated external failure")
             elif roll < 0.9:
@@ -416,7 +424,10 @@ class Simulation:
             await self._maybe_fault(now)
             now = self.clock.now()
         ready = self._ready(now)
-        if ready and (self.calm or self.rng.random() > 0.1):
+        # a healthy process's timers fire on time: time never passes a due heartbeat, so only
+        # the stall fault (and crashes) can starve one
+        due_heartbeats = [(label, act) for label, act in ready if label.endswith(" heartbeat")]
+        if ready and (self.calm or due_heartbeats or self.rng.random() > 0.1):
             label, action = ready[self.rng.randrange(len(ready))]
             self.store.note(f"step {label}")
             await action()

@@ -154,3 +154,4 @@ def test_a_job_that_kills_its_worker_is_recognised_paused_dead_lettered_and_redr
     final = awa("job", "dump", str(job.id), "--json").json
     assert final["job"]["state"] == "completed"
     assert final["error_rounds"] == [1, 1, 1]
+    assert final["diagnosis"] is None  # the history stays, but the job is fine now

@@ -92,13 +92,13 @@ def _require_filter(args: argparse.Namespace, verb: str) -> None:
         )
 
 
-def _confirm(session: Session, args: argparse.Namespace, question: str) -> None:
-    """Ask ``question`` on a terminal; without one, only ``--yes`` lets the command go on."""
+def _confirm(session: Session, args: argparse.Namespace, action: str) -> None:
+    """Ask whether to ``action`` on a terminal; without one, only ``--yes`` lets it go on."""
     if args.yes:
         return
     if not session.stdin.isatty():
-        raise Refused(f"{question}: refusing without --yes, stdin is not a terminal")
-    session.stderr.write(f"{question} [y/N] ")
+        raise Refused(f"refusing to {action} without --yes: stdin is not a terminal")
+    session.stderr.write(f"{action}? [y/N] ")
     session.stderr.flush()
     answer = session.stdin.readline().strip().lower()
     if answer not in ("y", "yes"):
@@ -134,7 +134,7 @@ def _attempts(job: Job) -> str:
 
 def _print_job_line(session: Session, verb: str, job: Job) -> None:
     out.print_line(
-        f"job {job.id} ({job.kind} on {job.queue}) {verb}: now {job.state.value},"
+        f"job {job.id} ({job.kind} on {job.queue}) {verb}; state {job.state.value},"
         f" attempt {_attempts(job)}, run_lease {job.run_lease}",
         session.stdout,
     )
@@ -513,7 +513,7 @@ def dlq_retry_bulk(args: argparse.Namespace, session: Session) -> None:
     with session.client(args) as client:
         if args.all and args.queue is None and args.kind is None:
             count = _dlq_matching(client, None, None)
-            _confirm(session, args, f"retry all {count} dead-letter entries in every queue?")
+            _confirm(session, args, f"retry all {count} dead-letter entries in every queue")
         jobs = client.bulk_retry_from_dlq(queue=args.queue, kind=args.kind, all=args.all)
     if args.json:
         out.print_json(
@@ -534,7 +534,7 @@ def dlq_purge(args: argparse.Namespace, session: Session) -> None:
     with session.client(args) as client:
         count = _dlq_matching(client, args.queue, args.kind)
         where = _filter_text(args.queue, args.kind)
-        _confirm(session, args, f"permanently delete {count} dead-letter entries ({where})?")
+        _confirm(session, args, f"permanently delete {count} dead-letter entries ({where})")
         purged = client.purge_dlq(queue=args.queue, kind=args.kind, all=args.all)
     if args.json:
         out.print_json({"purged": purged}, session.stdout)

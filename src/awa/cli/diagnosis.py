@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import attrs
 
-from awa.domain import ErrorEntry, Job
+from awa.domain import ErrorEntry, Job, JobState
 
 __all__ = ["REPEAT_MIN", "Diagnosis", "diagnose", "error_rounds"]
 
@@ -59,8 +59,9 @@ def _headline(entry: ErrorEntry) -> str:
 
 def diagnose(job: Job) -> Diagnosis | None:
     """The message that ended the most recent attempts in a row, if it did so at least
-    ``REPEAT_MIN`` times; ``None`` when the history shows no repeating failure."""
-    if not job.errors:
+    ``REPEAT_MIN`` times; ``None`` when the history shows no repeating failure, or when the
+    job completed since (the history stays on the job, but nothing needs looking at)."""
+    if not job.errors or job.state is JobState.COMPLETED:
         return None
     last = _headline(job.errors[-1])
     streak = 0

@@ -125,8 +125,8 @@ def print_line(text: str, out: TextIO) -> None:
 def _console(out: TextIO) -> Any:
     from rich.console import Console
 
-    # not a terminal (a pipe, a file, a test): wide enough not to fold ids and timestamps
-    width = None if out.isatty() else 120
+    # not a terminal (a pipe, a file, a test): wide, so that a row stays one line for grep
+    width = None if out.isatty() else 200
     return Console(file=out, width=width, highlight=False, soft_wrap=False)
 
 

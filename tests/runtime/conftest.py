@@ -1,14 +1,19 @@
-"""Runtime stories run on the memory store under a ManualClock: no real sleeps for time."""
+"""Runtime stories under a ManualClock, no real sleeps for time, on either backend: the
+``backend`` fixture runs each story on the memory store and on PostgreSQL (a store with the
+manual clock injected, on the session's database emptied for the test)."""
 
 from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
+
+import pytest
 
 import awa
 from awa.adapters.memory import ManualClock, MemoryStore
+from awa.ports import ClaimStore
 
 T = TypeVar("T")
 
@@ -69,6 +74,44 @@ def memory_clients(
     clock = ManualClock()
     store = MemoryStore(clock, rng=random.Random(5))
     return clock, store, [awa.AsyncClient(store=store) for _ in range(count)]
+
+
+class Backend:
+    """Builds a story's clients on one backend: ``clients(count)`` gives the clock, the store
+    they share (as several worker processes share a database) and the clients."""
+
+    def __init__(self, name: str, request: pytest.FixtureRequest) -> None:
+        self.name = name
+        self._request = request
+        self._close: list[Callable[[], None]] = []
+
+    def store(self, clock: ManualClock) -> ClaimStore:
+        if self.name == "memory":
+            return MemoryStore(clock, rng=random.Random(5))
+        from awa.adapters.postgres import PostgresStore
+
+        url = self._request.getfixturevalue("pg_clean_url")
+        store = PostgresStore(url, clock=clock, rng=random.Random(5))
+        self._close.append(store.close)
+        return store
+
+    def clients(self, count: int = 1) -> tuple[ManualClock, ClaimStore, list[awa.AsyncClient]]:
+        clock = ManualClock()
+        store = self.store(clock)
+        return clock, store, [awa.AsyncClient(store=store) for _ in range(count)]
+
+    def close(self) -> None:
+        for close in self._close:
+            close()
+
+
+@pytest.fixture(
+    params=["memory", pytest.param("postgres", marks=pytest.mark.postgres)],
+)
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    chosen = Backend(str(request.param), request)
+    yield chosen
+    chosen.close()
 
 
 def run(story: Callable[[], Awaitable[T]]) -> T:

@@ -10,7 +10,7 @@ import pytest
 
 import awa
 
-from .conftest import memory_clients, reaches, run, until
+from .conftest import Backend, reaches, run, until
 
 S = awa.JobState
 
@@ -20,9 +20,11 @@ class Payment:
     amount: int
 
 
-def test_returned_wait_for_callback_parks_until_the_external_system_completes() -> None:
+def test_returned_wait_for_callback_parks_until_the_external_system_completes(
+    backend: Backend,
+) -> None:
     async def story() -> None:
-        _, _, [client] = memory_clients()
+        _, _, [client] = backend.clients()
         tokens: list[awa.CallbackToken] = []
 
         @client.task(Payment)
@@ -45,9 +47,9 @@ def test_returned_wait_for_callback_parks_until_the_external_system_completes() 
     run(story)
 
 
-def test_awaited_callback_resumes_the_live_handler_with_the_payload() -> None:
+def test_awaited_callback_resumes_the_live_handler_with_the_payload(backend: Backend) -> None:
     async def story() -> None:
-        _, _, [client] = memory_clients()
+        _, _, [client] = backend.clients()
         tokens: list[awa.CallbackToken] = []
         payloads: list[Any] = []
 
@@ -70,9 +72,9 @@ def test_awaited_callback_resumes_the_live_handler_with_the_payload() -> None:
     run(story)
 
 
-def test_sync_handler_waits_for_its_callback_in_its_thread() -> None:
+def test_sync_handler_waits_for_its_callback_in_its_thread(backend: Backend) -> None:
     async def story() -> None:
-        _, _, [client] = memory_clients()
+        _, _, [client] = backend.clients()
         tokens: list[awa.CallbackToken] = []
         payloads: list[Any] = []
 
@@ -93,9 +95,9 @@ def test_sync_handler_waits_for_its_callback_in_its_thread() -> None:
     run(story)
 
 
-def test_callback_retry_starts_the_job_again_with_a_fresh_budget() -> None:
+def test_callback_retry_starts_the_job_again_with_a_fresh_budget(backend: Backend) -> None:
     async def story() -> None:
-        _, _, [client] = memory_clients()
+        _, _, [client] = backend.clients()
         tokens: list[awa.CallbackToken] = []
         attempts: list[int] = []
 
@@ -120,9 +122,9 @@ def test_callback_retry_starts_the_job_again_with_a_fresh_budget() -> None:
     run(story)
 
 
-def test_callback_timeout_retries_then_fails_into_the_dlq() -> None:
+def test_callback_timeout_retries_then_fails_into_the_dlq(backend: Backend) -> None:
     async def story() -> None:
-        clock, _, [client] = memory_clients()
+        clock, _, [client] = backend.clients()
 
         @client.task(Payment)
         async def charge(job: awa.Job[Payment]) -> object:
@@ -147,9 +149,9 @@ def test_callback_timeout_retries_then_fails_into_the_dlq() -> None:
     run(story)
 
 
-def test_answer_before_the_park_completes_and_the_later_wait_does_nothing() -> None:
+def test_answer_before_the_park_completes_and_the_later_wait_does_nothing(backend: Backend) -> None:
     async def story() -> None:
-        _, _, [client] = memory_clients()
+        _, _, [client] = backend.clients()
 
         @client.task(Payment)
         async def charge(job: awa.Job[Payment]) -> object:
@@ -168,9 +170,9 @@ def test_answer_before_the_park_completes_and_the_later_wait_does_nothing() -> N
     run(story)
 
 
-def test_unknown_callback_id_raises_callback_not_found() -> None:
+def test_unknown_callback_id_raises_callback_not_found(backend: Backend) -> None:
     async def story() -> None:
-        _, _, [client] = memory_clients()
+        _, _, [client] = backend.clients()
         for call in (client.complete_external, client.resume_external):
             with pytest.raises(awa.CallbackNotFound):
                 await call("no-such-callback", None)
@@ -182,9 +184,9 @@ def test_unknown_callback_id_raises_callback_not_found() -> None:
     run(story)
 
 
-def test_concurrent_resolutions_of_one_callback_have_one_winner() -> None:
+def test_concurrent_resolutions_of_one_callback_have_one_winner(backend: Backend) -> None:
     async def story() -> None:
-        _, _, [client] = memory_clients()
+        _, _, [client] = backend.clients()
         tokens: list[awa.CallbackToken] = []
 
         @client.task(Payment)

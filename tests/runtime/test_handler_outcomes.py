@@ -11,7 +11,7 @@ import pytest
 import awa
 from awa.adapters.memory import ManualClock
 
-from .conftest import memory_clients, reaches, run, until
+from .conftest import Backend, reaches, run, until
 
 S = awa.JobState
 
@@ -22,14 +22,14 @@ class Work:
     n: int = 0
 
 
-def _client() -> tuple[ManualClock, awa.AsyncClient]:
-    clock, _, [client] = memory_clients()
+def _client(backend: Backend) -> tuple[ManualClock, awa.AsyncClient]:
+    clock, _, [client] = backend.clients()
     return clock, client
 
 
-def test_returning_none_completes_the_job() -> None:
+def test_returning_none_completes_the_job(backend: Backend) -> None:
     async def story() -> None:
-        clock, client = _client()
+        clock, client = _client(backend)
         seen: list[int] = []
 
         @client.task(Work)
@@ -46,9 +46,9 @@ def test_returning_none_completes_the_job() -> None:
     run(story)
 
 
-def test_retry_after_then_success_on_the_next_attempt() -> None:
+def test_retry_after_then_success_on_the_next_attempt(backend: Backend) -> None:
     async def story() -> None:
-        clock, client = _client()
+        clock, client = _client(backend)
 
         @client.task(Work)
         async def handle(job: awa.Job[Work]) -> object:
@@ -67,9 +67,11 @@ def test_retry_after_then_success_on_the_next_attempt() -> None:
     run(story)
 
 
-def test_exception_records_type_message_and_traceback_then_fails_when_spent() -> None:
+def test_exception_records_type_message_and_traceback_then_fails_when_spent(
+    backend: Backend,
+) -> None:
     async def story() -> None:
-        clock, client = _client()
+        clock, client = _client(backend)
 
         @client.task(Work)
         async def handle(job: awa.Job[Work]) -> None:
@@ -96,9 +98,9 @@ async def _in_dlq(client: awa.AsyncClient, job_id: int) -> bool:
     return any(e.job.id == job_id for e in await client.list_dlq())
 
 
-def test_terminal_error_fails_at_once() -> None:
+def test_terminal_error_fails_at_once(backend: Backend) -> None:
     async def story() -> None:
-        _, client = _client()
+        _, client = _client(backend)
 
         @client.task(Work)
         async def handle(job: awa.Job[Work]) -> None:
@@ -115,9 +117,9 @@ def test_terminal_error_fails_at_once() -> None:
     run(story)
 
 
-def test_snooze_runs_again_later_without_spending_an_attempt() -> None:
+def test_snooze_runs_again_later_without_spending_an_attempt(backend: Backend) -> None:
     async def story() -> None:
-        clock, client = _client()
+        clock, client = _client(backend)
         polls: list[int] = []
 
         @client.task(Work)
@@ -139,9 +141,9 @@ def test_snooze_runs_again_later_without_spending_an_attempt() -> None:
     run(story)
 
 
-def test_cancel_outcome_records_the_reason() -> None:
+def test_cancel_outcome_records_the_reason(backend: Backend) -> None:
     async def story() -> None:
-        _, client = _client()
+        _, client = _client(backend)
 
         @client.task(Work)
         async def handle(job: awa.Job[Work]) -> object:
@@ -157,9 +159,9 @@ def test_cancel_outcome_records_the_reason() -> None:
     run(story)
 
 
-def test_panic_in_a_sync_handler_thread_is_recorded_as_handler_panicked() -> None:
+def test_panic_in_a_sync_handler_thread_is_recorded_as_handler_panicked(backend: Backend) -> None:
     async def story() -> None:
-        _, client = _client()
+        _, client = _client(backend)
 
         @client.task(Work)
         def handle(job: awa.SyncJob[Work]) -> None:
@@ -174,9 +176,9 @@ def test_panic_in_a_sync_handler_thread_is_recorded_as_handler_panicked() -> Non
     run(story)
 
 
-def test_sync_handlers_run_in_threads() -> None:
+def test_sync_handlers_run_in_threads(backend: Backend) -> None:
     async def story() -> None:
-        _, client = _client()
+        _, client = _client(backend)
         threads: list[str] = []
 
         @client.task(Work)
@@ -206,10 +208,10 @@ def test_sync_handlers_run_in_threads() -> None:
     ],
 )
 def test_unknown_kinds_and_undeserializable_args_fail_terminally(
-    kind: str, args: dict[str, object], error: str
+    backend: Backend, kind: str, args: dict[str, object], error: str
 ) -> None:
     async def story() -> None:
-        _, client = _client()
+        _, client = _client(backend)
 
         @client.task(Work)
         async def handle(job: awa.Job[Work]) -> None:
@@ -227,9 +229,11 @@ def test_unknown_kinds_and_undeserializable_args_fail_terminally(
     run(story)
 
 
-def test_progress_and_metadata_are_flushed_with_heartbeats_and_the_outcome() -> None:
+def test_progress_and_metadata_are_flushed_with_heartbeats_and_the_outcome(
+    backend: Backend,
+) -> None:
     async def story() -> None:
-        clock, client = _client()
+        clock, client = _client(backend)
         release = asyncio.Event()
 
         @client.task(Work)

@@ -1,8 +1,8 @@
 """The store as the simulation sees it: every call recorded, every answer checked.
 
-``RecordingStore`` wraps a ``MemoryStore``. It keeps the history the digest is computed from,
-a model of each job's attempts, and a list of violations of the lifecycle's laws, checked at
-the moment a write is answered.
+``RecordingStore`` wraps any ``ClaimStore`` (the memory store by default). It keeps the
+history the digest is computed from, a model of each job's attempts, and a list of violations
+of the lifecycle's laws, checked at the moment a write is answered.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from typing import Any
 
 import attrs
 
-from awa.adapters.memory import MemoryStore
 from awa.domain import (
     CallbackNotFound,
     DlqEntry,
@@ -30,6 +29,8 @@ from awa.domain import (
 )
 from awa.ports import (
     Applied,
+    ClaimStore,
+    Clock,
     Event,
     Finish,
     Heartbeat,
@@ -67,9 +68,9 @@ class _Model:
 class RecordingStore:
     """A ``ClaimStore`` that delegates to ``store`` and checks each answer."""
 
-    def __init__(self, store: MemoryStore, rng: random.Random) -> None:
+    def __init__(self, store: ClaimStore, rng: random.Random, clock: Clock) -> None:
         self.store = store
-        self.clock = store.clock
+        self.clock = clock
         self.rng = rng
         self.history: list[str] = []
         self.violations: list[str] = []

@@ -5,6 +5,11 @@ inline store calls) under one ``ManualClock``. A single seeded scheduler picks e
 process runs which service (claim, complete, heartbeat, deadlines, maintenance), which handler
 finishes with which outcome, when the external system answers a callback, when time passes,
 and when a fault strikes. The same seed gives the same history, byte for byte.
+
+``store_factory`` puts another ``ClaimStore`` under the same world, built on the simulation's
+clock (e.g. ``PostgresStore(url, clock=clock, rng=rng)``). The laws are checked the same way;
+byte-for-byte repeatability then holds only if the store's hints arrive deterministically,
+which PostgreSQL's do not (notifications come on the listener's thread).
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from awa.domain import (
     TerminalError,
     WaitForCallback,
 )
+from awa.ports import ClaimStore
 from awa.runtime.config import QueueConfig, RuntimeConfig
 from awa.runtime.registry import TaskRegistry
 from awa.runtime.runtime import Runtime
@@ -171,7 +177,7 @@ class Simulation:
         steps: int | None = None,
         faults: Faults | None = None,
         concurrency: int = 4,
-        store_factory: Callable[[ManualClock, random.Random], MemoryStore] | None = None,
+        store_factory: Callable[[ManualClock, random.Random], ClaimStore] | None = None,
         calm_limit_s: float = 6 * 3600.0,
     ) -> None:
         self.seed = seed
@@ -183,9 +189,11 @@ class Simulation:
         self.calm_limit_s = calm_limit_s
         self.rng = random.Random(seed)
         self.clock = ManualClock()
-        factory = store_factory or (lambda clock, rng: MemoryStore(clock, rng=rng))
+        factory = store_factory or _memory_store
         self.store = RecordingStore(
-            factory(self.clock, random.Random(seed ^ 0x5EED)), random.Random(seed ^ 0xA11)
+            factory(self.clock, random.Random(seed ^ 0x5EED)),
+            random.Random(seed ^ 0xA11),
+            self.clock,
         )
         self.registry = TaskRegistry()
         self.registry.add(dict, self._handle, queue="default", kind="sim")
@@ -553,6 +561,10 @@ class Simulation:
 
 def _until(moment: datetime | None, now: datetime) -> bool:
     return moment is not None and now < moment
+
+
+def _memory_store(clock: ManualClock, rng: random.Random) -> ClaimStore:
+    return MemoryStore(clock, rng=rng)
 
 
 def _everything(store: Any) -> tuple[list[Any], list[Any]]:

@@ -1,8 +1,8 @@
 """PostgreSQL for the CLI tests, and a way to run ``awa`` as a real subprocess.
 
-The server comes from ``tests/postgres/conftest.py`` (a throwaway cluster, or
-``AWA_TEST_DATABASE_URL``; under ``CI`` a missing server fails the run). Its fixtures are
-imported here so that this folder can use them.
+The server and its ``create_database`` / ``empty_database`` fixtures come from the shared
+plugin ``tests/pg_fixtures.py`` (a throwaway cluster, or ``AWA_TEST_DATABASE_URL``; under ``CI``
+a missing server fails the run), registered by the root conftest: one server per session.
 """
 
 from __future__ import annotations
@@ -23,11 +23,6 @@ from awa.adapters.memory import ManualClock
 from awa.adapters.postgres import PostgresStore, migrate
 from awa.domain import Fail, Job, JobState, NewJob
 from awa.ports import Finish
-from tests.postgres.conftest import (  # noqa: F401 - fixtures, used by name
-    create_database,
-    empty_database,
-    pg_server_url,
-)
 
 ROOT = Path(__file__).resolve().parents[2]
 AWA_TIMEOUT_S = 60
@@ -83,7 +78,7 @@ def run_awa(
 
 
 @pytest.fixture(scope="session")
-def cli_database(create_database: Callable[[], str]) -> str:  # noqa: F811
+def cli_database(create_database: Callable[[], str]) -> str:
     """One migrated database for this folder's tests."""
     url = create_database()
     with psycopg.connect(url, autocommit=True) as conn:

@@ -1,4 +1,6 @@
-"""PostgreSQL and real uvicorn servers on loopback for the callback receiver tests."""
+"""PostgreSQL and real uvicorn servers on loopback for the callback receiver tests.
+
+The server and ``create_database`` come from the shared plugin ``tests/pg_fixtures.py``."""
 
 from __future__ import annotations
 
@@ -16,10 +18,6 @@ import uvicorn
 from awa.adapters.postgres import PostgresStore, migrate
 from awa.domain import Job, NewJob
 from awa.http import create_app
-from tests.postgres.conftest import (  # noqa: F401 - fixtures, used by name
-    create_database,
-    pg_server_url,
-)
 
 SECRET = b"s3cret-for-tests"
 START_TIMEOUT_S = 10.0
@@ -49,7 +47,7 @@ def serving(app: Any) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def http_database(create_database: Callable[[], str]) -> str:  # noqa: F811
+def http_database(create_database: Callable[[], str]) -> str:
     url = create_database()
     with psycopg.connect(url, autocommit=True) as conn:
         migrate(conn)

@@ -82,11 +82,22 @@ def test_cli_prints_a_summary_with_the_digest() -> None:
     assert result.returncode == 0, result.stderr
     assert "invariant violations: 0" in result.stdout
     assert "digest " in result.stdout
-    again = subprocess.run(
-        [sys.executable, "-m", "awa.testing.simulation", "--seed", "5", "--jobs", "200"],
+    again = subprocess.run(  # the same run through the `awa` command
+        [sys.executable, "-m", "awa", "simulate", "--seed", "5", "--jobs", "200"],
         capture_output=True,
         text=True,
         timeout=120,
     )
     digest = [line for line in result.stdout.splitlines() if line.startswith("digest")]
     assert digest == [line for line in again.stdout.splitlines() if line.startswith("digest")]
+
+
+def test_cli_reports_bad_arguments_in_one_line() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "awa", "simulate", "--jobs", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip() == "awa simulate: --jobs and --workers must be at least 1"

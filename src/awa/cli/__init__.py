@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
 from awa.domain import AwaError, JobState
+from awa.testing.simulation.cli import add_arguments as simulation_arguments
 
 __all__ = ["build_parser", "main"]
 
@@ -100,6 +101,14 @@ def build_parser() -> argparse.ArgumentParser:
     migrate.add_argument(
         "--sql", action="store_true", help="print the migration SQL for review; change nothing"
     )
+
+    simulate = groups.add_parser(
+        "simulate",
+        help="run the runtime in a seeded world of faults (no database needed)",
+        description="Run awa's real worker code over the in-memory store under seeded"
+        " crashes, stalls, hangs and late finishes, and check the lifecycle's laws.",
+    )
+    simulation_arguments(simulate)
 
     job = group("job", "inspect and act on single jobs")
     p = command(job, "list", "list jobs (outside the dead-letter queue), oldest first")
@@ -191,6 +200,10 @@ def main(
 
     err = stderr or sys.stderr
     args = build_parser().parse_args(argv)
+    if args.group == "simulate":
+        from awa.testing.simulation.cli import run_from_args
+
+        return run_from_args(args)
     name = args.group if args.group == "migrate" else f"{args.group} {args.command}"
     session = Session(
         stdout=stdout or sys.stdout, stderr=err, stdin=stdin or sys.stdin, environ=os.environ

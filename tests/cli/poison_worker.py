@@ -13,7 +13,6 @@ import os
 import signal
 import sys
 from dataclasses import dataclass
-from typing import Any
 
 import awa
 
@@ -26,25 +25,8 @@ class Transcode:
     video: str
 
 
-class _WithoutWakeUps:
-    """The store, with wake-up hints switched off (polling stays the source of truth).
-
-    Only used while ``PostgresStore`` lacks ``subscribe``: the runtime calls it at start."""
-
-    def __init__(self, store: Any) -> None:
-        self._store = store
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
-
-    def subscribe(self, listener: Any) -> Any:
-        return lambda: None
-
-
 def main(url: str, queue: str, mode: str) -> None:
     client = awa.Client(url)
-    if not hasattr(client.store, "subscribe"):
-        client = awa.Client(store=_WithoutWakeUps(client.store))  # type: ignore[arg-type]
 
     @client.task(Transcode, queue=queue, kind="transcode")
     def transcode(job: awa.SyncJob[Transcode]) -> None:

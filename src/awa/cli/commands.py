@@ -60,8 +60,7 @@ class Session:
     def client(self, args: argparse.Namespace) -> Iterator[Client]:
         url = database_url(args.database_url, self.environ)
         with open_store(url) as store:
-            claim_store: Any = store  # a ClaimStore; typed loosely while the port still grows
-            yield Client(store=claim_store)
+            yield Client(store=store)
 
 
 Command = Callable[[argparse.Namespace, Session], None]

@@ -73,8 +73,8 @@ def main() -> None:
 
         @client.task(Work, queue=args.queue, kind="work")
         async def hang(job: awa.Job[Work]) -> None:
-            await asyncio.to_thread(record, url, name, "started", job.id)
-            try:
+            try:  # a cancel may land while "started" is still being recorded
+                await asyncio.to_thread(record, url, name, "started", job.id)
                 await asyncio.Event().wait()
             except asyncio.CancelledError:
                 await asyncio.to_thread(
@@ -114,15 +114,13 @@ def main() -> None:
             run_maintenance=not args.no_maintenance,
         ),
     )
-    assert client.runtime is not None
-    record(
-        url, name, "ready", detail=json.dumps({"pid": os.getpid(), "owner": client.runtime.owner})
-    )
+    runtime = client.runtime
+    assert runtime is not None
+    record(url, name, "ready", detail=json.dumps({"pid": os.getpid(), "owner": runtime.owner}))
     while not stop.wait(0.2):  # woken by SIGTERM's handler
         pass
-    stats = attrs.asdict(client.runtime.stats)
-    client.shutdown(timeout=5)
-    record(url, name, "stats", detail=json.dumps(stats))
+    client.shutdown(timeout=5)  # drains handlers and flushes their outcomes
+    record(url, name, "stats", detail=json.dumps(attrs.asdict(runtime.stats)))
 
 
 if __name__ == "__main__":

@@ -138,7 +138,8 @@ class Runtime:
         self._idle = asyncio.Event()
         for queue in self.queues.values():
             await self.store_call(self.store.set_dlq_enabled, queue.queue, queue.dlq_enabled)
-        self._unsubscribe = self.store.subscribe(self._on_event_threadsafe)
+        # off the loop: on PostgreSQL this opens the listening connection and waits for LISTEN
+        self._unsubscribe = await self.store_call(self.store.subscribe, self._on_event_threadsafe)
         now = self.clock.now()
         for slot in self._slots.values():
             slot.due_at = now

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
@@ -112,6 +113,67 @@ def _injected_clock(store: ClaimStore) -> Any:
     return getattr(store, "clock", None)
 
 
+class _LoopInserts:
+    """Inserts on PostgreSQL from the client's event loop, on one ``AsyncConnection`` of its
+    own: no hop to a thread and back, which costs about a third of a single insert.
+
+    The first insert goes through the store (it checks the schema); so does any insert made
+    while another is on the connection, or from another event loop, or on another store. A
+    broken connection is dropped and reopened by the next insert."""
+
+    def __init__(self, store: ClaimStore) -> None:
+        postgres = sys.modules.get("awa.adapters.postgres")
+        self._pool = (
+            store.pool
+            if postgres is not None and isinstance(store, postgres.PostgresStore)
+            else None
+        )
+        self._conn: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._busy = False
+        self._warm = False
+
+    async def insert(self, jobs: list[NewJob], clock: Any) -> list[JobRecord] | None:
+        """The inserted jobs, or ``None`` when this insert should go through the store."""
+        if self._pool is None or self._busy or not self._warm:
+            self._warm = True
+            return None
+        loop = asyncio.get_running_loop()
+        self._busy = True
+        try:
+            if self._conn is None or self._conn.closed or self._loop is not loop:
+                self._conn, self._loop = await self._connect(), loop
+            from awa.adapters.postgres import insert_jobs_async
+
+            try:
+                return await insert_jobs_async(self._conn, jobs, clock=clock)
+            except BaseException:
+                if self._conn.broken:
+                    await self._conn.close()
+                    self._conn = None
+                raise
+        finally:
+            self._busy = False
+
+    async def _connect(self) -> Any:
+        import psycopg
+
+        from awa.adapters.postgres._errors import translate_errors
+
+        assert self._pool is not None
+        conninfo, kwargs = self._pool.conninfo, self._pool.kwargs
+        options = dict((kwargs() if callable(kwargs) else kwargs) or {})
+        options["autocommit"] = True
+        info = conninfo() if callable(conninfo) else (conninfo or "")
+        with translate_errors("connecting for inserts"):
+            return await psycopg.AsyncConnection.connect(info, **options)
+
+    async def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None and self._loop is asyncio.get_running_loop():
+            await conn.close()
+
+
 def _queue_configs(queues: Sequence[QueueSpec], settings: Mapping[str, Any]) -> list[QueueConfig]:
     configs = []
     for spec in queues:
@@ -147,6 +209,7 @@ class AsyncClient:
         self.registry = TaskRegistry()
         self._ops = _Operations(self.store, self.registry)
         self._runtime: Runtime | None = None
+        self._loop_inserts = _LoopInserts(self.store)
 
     async def _call(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
         return await asyncio.to_thread(fn, *args, **kwargs)
@@ -207,7 +270,11 @@ class AsyncClient:
             return await insert_jobs_async(conn, jobs, clock=_injected_clock(self.store))
         if conn is not None:
             return self._ops.insert_specs(specs, conn)  # the caller's connection, its thread
-        return await self._call(self._ops.insert_specs, specs)
+        jobs = [self._ops.new_job(spec) for spec in specs]  # validate all before writing any
+        inserted = await self._loop_inserts.insert(jobs, _injected_clock(self.store))
+        if inserted is not None:
+            return inserted
+        return await self._call(self.store.insert, jobs)
 
     # -- workers ------------------------------------------------------------------------------
     async def start(
@@ -248,6 +315,7 @@ class AsyncClient:
         runtime, self._runtime = self._runtime, None
         if runtime is not None:
             await runtime.shutdown(timeout)
+        await self._loop_inserts.close()
 
     @property
     def runtime(self) -> Runtime | None:

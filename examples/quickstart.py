@@ -49,6 +49,7 @@ async def main(database_url: str | None) -> int:
     for job in jobs:
         final = await client.get_job(job.id)
         print(f"job {final.id} {final.kind}: {final.state.value} after {final.attempt} attempt(s)")
+    await client.close()
     return 0 if all(s is awa.JobState.COMPLETED for s in states) else 1
 
 

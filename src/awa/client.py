@@ -109,6 +109,12 @@ class _Operations:
         return self.store.resolve_callback(callback_id, resolution)
 
 
+def _close_store(store: ClaimStore) -> None:
+    close = getattr(store, "close", None)  # not part of the port: the memory store has none
+    if close is not None:
+        close()
+
+
 def _injected_clock(store: ClaimStore) -> Any:
     return getattr(store, "clock", None)
 
@@ -205,6 +211,7 @@ class AsyncClient:
         clock: Clock | None = None,
     ) -> None:
         self.store = _open_store(dsn, store)
+        self._owns_store = store is None  # opened from a URL: ours to close
         self.clock: Clock = clock or _injected_clock(self.store) or SystemClock()
         self.registry = TaskRegistry()
         self._ops = _Operations(self.store, self.registry)
@@ -316,6 +323,18 @@ class AsyncClient:
         if runtime is not None:
             await runtime.shutdown(timeout)
         await self._loop_inserts.close()
+
+    async def close(self) -> None:
+        """Shut workers down and release the database connections this client opened."""
+        await self.shutdown()
+        if self._owns_store:
+            await self._call(_close_store, self.store)
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
 
     @property
     def runtime(self) -> Runtime | None:
@@ -474,6 +493,18 @@ class Client:
         if self._thread is not None:
             self._thread.join(timeout=5)
         self._loop = None
+
+    def close(self) -> None:
+        """Shut workers down and release the database connections this client opened."""
+        self.shutdown()
+        if self._async._owns_store:
+            _close_store(self.store)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def runtime(self) -> Runtime | None:

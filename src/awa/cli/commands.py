@@ -114,10 +114,7 @@ def _dlq_entry_of(client: Client, job: Job) -> DlqEntry | None:
     """The dead-letter entry holding ``job``, if any (only a failed job can be there)."""
     if job.state is not JobState.FAILED:
         return None
-    for entry in client.list_dlq(queue=job.queue, kind=job.kind, limit=BATCH_SIZE_MAX):
-        if entry.job.id == job.id:
-            return entry
-    return None
+    return client.store.get_dlq_entry(job.id)
 
 
 def _last_error(job: Job) -> str:

@@ -151,6 +151,10 @@ class ClaimStore(Protocol):
         self, *, queue: str | None = None, kind: str | None = None, limit: int = 100
     ) -> list[DlqEntry]: ...
 
+    def get_dlq_entry(self, job_id: int) -> DlqEntry | None:
+        """The dead-letter entry holding the job, or ``None`` when it is not dead-lettered."""
+        ...
+
     def retry_from_dlq(self, job_id: int) -> Job:
         """Row 20: back to ``available`` with a fresh attempt budget, lease and errors kept."""
         ...

@@ -577,7 +577,9 @@ class ClaimStoreContract:
         assert resumed.heartbeat_at == clock.now()
         # time spent parked does not count against the attempt's deadline
         assert job.deadline_at is not None
-        assert resumed.deadline_at == clock.now() + (job.deadline_at - (job.attempted_at or clock.now()))
+        assert resumed.deadline_at == clock.now() + (
+            job.deadline_at - (job.attempted_at or clock.now())
+        )
         assert isinstance(_finish(store, job.lease, Complete()), Applied)
 
     def test_callback_resolves_at_most_once(self, store: ClaimStore) -> None:
@@ -809,6 +811,26 @@ class ClaimStoreContract:
         [entry] = store.list_dlq(queue="d")
         assert entry.job.run_lease == job.run_lease
         assert store.get_job(job.id) == entry.job
+
+    def test_get_dlq_entry_finds_a_dead_lettered_job_and_only_that(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        store.set_dlq_enabled("d", True)
+        store.insert([NewJob(kind="k", queue="d"), NewJob(kind="k", queue="d")])
+        dead = _claim_one(store, "d")
+        _finish(store, dead.lease, Fail("ValueError: x", terminal=True))
+        alive = store.list_jobs(queue="d")[0]
+        entry = store.get_dlq_entry(dead.id)
+        assert entry is not None
+        assert (entry.job.id, entry.reason, entry.dlq_at) == (
+            dead.id,
+            "terminal_error",
+            clock.now(),
+        )
+        assert store.get_dlq_entry(alive.id) is None
+        assert store.get_dlq_entry(424242) is None
+        store.retry_from_dlq(dead.id)
+        assert store.get_dlq_entry(dead.id) is None
 
     def test_dlq_retry_resets_attempts_keeps_lease_and_errors(
         self, store: ClaimStore, clock: ManualClock

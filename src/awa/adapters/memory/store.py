@@ -584,6 +584,10 @@ class MemoryStore:
         with self._tx():
             return list(itertools.islice(self._dlq_matching(queue, kind), limit))
 
+    def get_dlq_entry(self, job_id: int) -> DlqEntry | None:
+        with self._tx():
+            return self._dlq.get(check_job_id(job_id))
+
     def retry_from_dlq(self, job_id: int) -> Job:
         with self._tx():
             entry = self._dlq.get(check_job_id(job_id))

@@ -727,6 +727,12 @@ class PostgresStore:
             ).fetchall()
         return [dlq_entry_from_row(row) for row in rows]
 
+    def get_dlq_entry(self, job_id: int) -> DlqEntry | None:
+        _check_job_id(job_id)
+        with self._statement("reading a dead-letter entry") as cur:
+            row = cur.execute(SQL["get_dlq_entry"], {"id": job_id}).fetchone()
+        return None if row is None else dlq_entry_from_row(row)
+
     def retry_from_dlq(self, job_id: int) -> Job:
         _check_job_id(job_id)
         with self._transaction("retrying a dead-letter job") as cur:

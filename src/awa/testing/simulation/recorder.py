@@ -289,6 +289,9 @@ class RecordingStore:
     def list_dlq(self, **filters: Any) -> list[DlqEntry]:
         return self.store.list_dlq(**filters)
 
+    def get_dlq_entry(self, job_id: int) -> DlqEntry | None:
+        return self.store.get_dlq_entry(job_id)
+
     def retry_from_dlq(self, job_id: int) -> Job:
         job = self.store.retry_from_dlq(job_id)
         self._reset(job)

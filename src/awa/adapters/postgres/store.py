@@ -59,9 +59,8 @@ from awa.domain import (
 )
 from awa.domain.rescue import rescue_cause
 from awa.domain.transitions import Trigger, allowed_from
-from awa.domain.validation import check_json_object, check_kind, check_queue, check_seconds
+from awa.domain.validation import check_json_object, check_queue, check_seconds
 from awa.ports import (
-    BATCH_SIZE_MAX,
     DEFAULT_DEADLINE_S,
     DEFAULT_STALENESS_S,
     Applied,
@@ -74,6 +73,7 @@ from awa.ports import (
     StaleReason,
     WriteResult,
 )
+from awa.ports.checks import check_batch, check_dlq_filter, check_job_id, check_limit
 
 __all__ = ["PostgresStore"]
 
@@ -97,38 +97,6 @@ class _Random(Protocol):
     def random(self) -> float: ...
 
     def getrandbits(self, k: int, /) -> int: ...
-
-
-def _check_limit(limit: object) -> int:
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= BATCH_SIZE_MAX:
-        raise ValidationError(f"limit must be an integer from 1 to {BATCH_SIZE_MAX}, got {limit!r}")
-    return limit
-
-
-def _check_batch(items: Sequence[_T], what: str, kind: type[object]) -> Sequence[_T]:
-    if len(items) > BATCH_SIZE_MAX:
-        raise ValidationError(f"at most {BATCH_SIZE_MAX} {what} per call, got {len(items)}")
-    for item in items:
-        if not isinstance(item, kind):
-            raise ValidationError(f"expected {kind.__name__} values, got {type(item).__name__}")
-    return items
-
-
-def _check_job_id(job_id: object) -> int:
-    if isinstance(job_id, bool) or not isinstance(job_id, int):
-        raise ValidationError(f"a job id is an integer, got {job_id!r}")
-    return job_id
-
-
-def _check_filter(queue: str | None, kind: str | None, all: bool) -> None:
-    if queue is not None:
-        check_queue(queue)
-    if kind is not None:
-        check_kind(kind)
-    if queue is None and kind is None and not all:
-        raise ValidationError(
-            "refusing to act on every dead-letter entry: give a queue or kind, or all=True"
-        )
 
 
 def _all_distinct_completions(finishes: Sequence[Finish]) -> bool:
@@ -301,7 +269,7 @@ class PostgresStore:
         self, queue: str, *, limit: int, deadline_duration_s: float = DEFAULT_DEADLINE_S
     ) -> list[Job]:
         check_queue(queue)
-        _check_limit(limit)
+        check_limit(limit)
         check_seconds("deadline_duration", deadline_duration_s)
         params = {
             "now": self._now(),
@@ -316,7 +284,7 @@ class PostgresStore:
         return jobs
 
     def heartbeat(self, beats: Sequence[Heartbeat]) -> list[WriteResult]:
-        _check_batch(beats, "heartbeats", Heartbeat)
+        check_batch(beats, "heartbeats", Heartbeat)
         for beat in beats:
             if beat.progress is not None:
                 check_json_object("progress", beat.progress)
@@ -332,7 +300,7 @@ class PostgresStore:
         return self._fenced("heartbeat", [b.lease for b in beats], decide)
 
     def finish(self, finishes: Sequence[Finish]) -> list[WriteResult]:
-        _check_batch(finishes, "finishes", Finish)
+        check_batch(finishes, "finishes", Finish)
         for fin in finishes:
             if fin.progress is not None:
                 check_json_object("progress", fin.progress)
@@ -513,7 +481,7 @@ class PostgresStore:
         self, *, staleness_s: float = DEFAULT_STALENESS_S, limit: int = 1000
     ) -> list[Rescued]:
         check_seconds("heartbeat staleness", staleness_s, allow_zero=False)
-        _check_limit(limit)
+        check_limit(limit)
         params = {"now": self._now(), "staleness": timedelta(seconds=staleness_s), "limit": limit}
         with self._transaction("rescuing jobs") as cur:
             rows = cur.execute(SQL["rescue_candidates"], params).fetchall()
@@ -536,7 +504,7 @@ class PostgresStore:
             return rescued
 
     def promote(self, *, limit: int = 1000) -> list[Job]:
-        _check_limit(limit)
+        check_limit(limit)
         with self._transaction("promoting jobs") as cur:
             rows = cur.execute(SQL["promote"], {"now": self._now(), "limit": limit}).fetchall()
             promoted = sorted((job_from_row(row) for row in rows), key=lambda j: (j.run_at, j.id))
@@ -547,7 +515,7 @@ class PostgresStore:
 
     def delete_finished(self, *, older_than_s: float, limit: int = 1000) -> int:
         check_seconds("older_than", older_than_s)
-        _check_limit(limit)
+        check_limit(limit)
         params = {"now": self._now(), "older_than": timedelta(seconds=older_than_s), "limit": limit}
         with self._statement("deleting finished jobs") as cur:
             cur.execute(SQL["delete_finished"], params)
@@ -555,7 +523,7 @@ class PostgresStore:
 
     def expire_dlq(self, *, older_than_s: float, limit: int = 1000) -> int:
         check_seconds("older_than", older_than_s)
-        _check_limit(limit)
+        check_limit(limit)
         params = {"now": self._now(), "older_than": timedelta(seconds=older_than_s), "limit": limit}
         with self._statement("expiring dead-letter entries") as cur:
             cur.execute(SQL["expire_dlq"], params)
@@ -597,7 +565,7 @@ class PostgresStore:
 
     # -- operators ------------------------------------------------------------------------------
     def get_job(self, job_id: int) -> Job:
-        _check_job_id(job_id)
+        check_job_id(job_id)
         with self._statement("reading a job") as cur:
             row = cur.execute(SQL["get_job"], {"id": job_id}).fetchone()
         if row is None:
@@ -617,8 +585,8 @@ class PostgresStore:
                 state = JobState(state)
             except ValueError:
                 raise ValidationError(f"unknown job state {state!r}") from None
-        _check_filter(queue, kind, all=True)
-        _check_limit(limit)
+        check_dlq_filter(queue, kind, all=True)
+        check_limit(limit)
         params = {
             "state": state.value if state is not None else None,
             "kind": kind,
@@ -636,7 +604,7 @@ class PostgresStore:
         return job_from_row(row, _LOCK_PREFIX), _utc_now(row[0]), row[1]
 
     def cancel(self, job_id: int) -> Job:
-        _check_job_id(job_id)
+        check_job_id(job_id)
         with self._transaction("cancelling a job") as cur:
             locked = self._lock_job(cur, job_id)
             if locked is None:
@@ -657,7 +625,7 @@ class PostgresStore:
             return decision.job
 
     def retry(self, job_id: int) -> Job:
-        _check_job_id(job_id)
+        check_job_id(job_id)
         with self._transaction("retrying a job") as cur:
             locked = self._lock_job(cur, job_id)
             if locked is None:
@@ -704,7 +672,7 @@ class PostgresStore:
 
     # -- the dead-letter queue ------------------------------------------------------------------
     def move_to_dlq(self, job_id: int, *, reason: str) -> DlqEntry:
-        _check_job_id(job_id)
+        check_job_id(job_id)
         if not isinstance(reason, str) or not reason.strip():
             raise ValidationError("a dead-letter reason is required")
         with self._transaction("moving a job to the dead-letter queue") as cur:
@@ -719,8 +687,8 @@ class PostgresStore:
     def list_dlq(
         self, *, queue: str | None = None, kind: str | None = None, limit: int = 100
     ) -> list[DlqEntry]:
-        _check_filter(queue, kind, all=True)
-        _check_limit(limit)
+        check_dlq_filter(queue, kind, all=True)
+        check_limit(limit)
         with self._statement("listing the dead-letter queue") as cur:
             rows = cur.execute(
                 SQL["list_dlq"], {"queue": queue, "kind": kind, "limit": limit}
@@ -728,13 +696,13 @@ class PostgresStore:
         return [dlq_entry_from_row(row) for row in rows]
 
     def get_dlq_entry(self, job_id: int) -> DlqEntry | None:
-        _check_job_id(job_id)
+        check_job_id(job_id)
         with self._statement("reading a dead-letter entry") as cur:
             row = cur.execute(SQL["get_dlq_entry"], {"id": job_id}).fetchone()
         return None if row is None else dlq_entry_from_row(row)
 
     def retry_from_dlq(self, job_id: int) -> Job:
-        _check_job_id(job_id)
+        check_job_id(job_id)
         with self._transaction("retrying a dead-letter job") as cur:
             return self._retry_from_dlq_on(cur, job_id)
 
@@ -756,7 +724,7 @@ class PostgresStore:
     def bulk_retry_from_dlq(
         self, *, queue: str | None = None, kind: str | None = None, all: bool = False
     ) -> list[Job]:
-        _check_filter(queue, kind, all)
+        check_dlq_filter(queue, kind, all)
         with self._transaction("retrying dead-letter jobs") as cur:
             rows = cur.execute(
                 SQL["lock_dlq_matching"], {"now": self._now(), "queue": queue, "kind": kind}
@@ -766,7 +734,7 @@ class PostgresStore:
     def purge_dlq(
         self, *, queue: str | None = None, kind: str | None = None, all: bool = False
     ) -> int:
-        _check_filter(queue, kind, all)
+        check_dlq_filter(queue, kind, all)
         with self._statement("purging the dead-letter queue") as cur:
             cur.execute(SQL["purge_dlq"], {"queue": queue, "kind": kind})
             return cur.rowcount

@@ -12,12 +12,28 @@ from awa.domain import Lease, ValidationError
 from awa.domain.validation import check_json_object
 from awa.runtime.config import QueueConfig
 
-__all__ = ["Attempt", "AttemptEnded"]
+__all__ = ["Attempt", "AttemptEnded", "Flag"]
 
 
 class AttemptEnded(Exception):
     """Raised inside a handler whose attempt no longer owns its job (cancelled, rescued, or
     answered by a callback). Let it propagate: the runtime writes nothing for such attempts."""
+
+
+class Flag:
+    """A flag set once and read from any thread: ``threading.Event``'s ``set``/``is_set``
+    without the condition variable nobody waits on (one is made for every job started)."""
+
+    __slots__ = ("_set",)
+
+    def __init__(self) -> None:
+        self._set = False
+
+    def set(self) -> None:
+        self._set = True
+
+    def is_set(self) -> bool:
+        return self._set
 
 
 class Attempt:
@@ -29,11 +45,11 @@ class Attempt:
         self.lease: Lease = record.lease
         self.config = config
         self.is_async = is_async
-        self.cancelled = threading.Event()
+        self.cancelled = Flag()
         self.ended = False  # the lease no longer owns the job: write nothing more
         self.dropped = False  # the runtime gave up on the handler and freed its slot
         self.waiting_callback = False
-        self.callback_signal = threading.Event()
+        self._callback_signal: threading.Event | None = None
         self.callback_wakeup: asyncio.Event | None = None
         self.future: asyncio.Future[Any] | None = None
         self._lock = threading.Lock()
@@ -74,6 +90,15 @@ class Attempt:
             self._metadata = {**(metadata or {}), **self._metadata}
 
     # -- signals ----------------------------------------------------------------------------
+    @property
+    def callback_signal(self) -> threading.Event:
+        """Set when the callback was answered or the attempt ended (a sync handler waits on
+        it); made on first use, most attempts never need one."""
+        with self._lock:
+            if self._callback_signal is None:
+                self._callback_signal = threading.Event()
+            return self._callback_signal
+
     def signal_callback(self) -> None:
         self.callback_signal.set()
         if self.callback_wakeup is not None:

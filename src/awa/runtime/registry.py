@@ -21,9 +21,11 @@ class Task:
     queue: str
     args_type: type[Any]
     handler: Callable[..., Any]
+    # decided once here: the runtime asks for every job it starts
+    is_async: bool = attrs.field(init=False)
 
-    @property
-    def is_async(self) -> bool:
+    @is_async.default
+    def _is_async(self) -> bool:
         return inspect.iscoroutinefunction(self.handler)
 
 

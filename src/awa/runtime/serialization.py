@@ -30,9 +30,18 @@ _converter.register_structure_hook(uuid.UUID, lambda v, _: uuid.UUID(v))
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
+_KINDS_CACHED_MAX = 1024
+_kinds: dict[type, str] = {}
+
+
 def default_kind(args_type: type) -> str:
     """``SendEmail`` -> ``send_email``, the kind a task gets unless it names one."""
-    return check_kind(_CAMEL_BOUNDARY.sub("_", args_type.__name__).lower())
+    kind = _kinds.get(args_type)
+    if kind is None:
+        kind = check_kind(_CAMEL_BOUNDARY.sub("_", args_type.__name__).lower())
+        if len(_kinds) < _KINDS_CACHED_MAX:  # inserts of unregistered args ask once a job
+            _kinds[args_type] = kind
+    return kind
 
 
 def _is_structured(value: object) -> bool:

@@ -125,13 +125,21 @@ def test_callback_retry_starts_the_job_again_with_a_fresh_budget(backend: Backen
 def test_callback_timeout_retries_then_fails_into_the_dlq(backend: Backend) -> None:
     async def story() -> None:
         clock, _, [client] = backend.clients()
+        attempts: list[int] = []
 
         @client.task(Payment)
         async def charge(job: awa.Job[Payment]) -> object:
+            attempts.append(job.attempt)
             return awa.WaitForCallback(await job.register_callback(timeout=60))
 
         await client.start([("default", 1)], dlq_enabled=True)
-        job = await client.insert(Payment(1), max_attempts=1)
+        job = await client.insert(Payment(1), max_attempts=2)
+        await reaches(client, job.id, S.WAITING_EXTERNAL)
+        clock.advance(61)
+        retryable = await reaches(client, job.id, S.RETRYABLE)
+        assert retryable.errors[-1].error == "callback timed out"
+        clock.set(retryable.run_at)
+        await until(lambda: attempts == [1, 2])
         await reaches(client, job.id, S.WAITING_EXTERNAL)
         clock.advance(61)
 
@@ -144,6 +152,29 @@ def test_callback_timeout_retries_then_fails_into_the_dlq(backend: Backend) -> N
             "callback_timeout",
             "callback timed out",
         )
+        assert [e.attempt for e in entry.job.errors] == [1, 2]
+        await client.shutdown()
+
+    run(story)
+
+
+def test_external_failure_fails_the_parked_job_at_once(backend: Backend) -> None:
+    async def story() -> None:
+        _, _, [client] = backend.clients()
+        tokens: list[awa.CallbackToken] = []
+
+        @client.task(Payment)
+        async def charge(job: awa.Job[Payment]) -> object:
+            tokens.append(await job.register_callback())
+            return awa.WaitForCallback(tokens[-1])
+
+        await client.start([("default", 1)])
+        job = await client.insert(Payment(1), max_attempts=5)
+        await reaches(client, job.id, S.WAITING_EXTERNAL)
+        failed = await client.fail_external(tokens[0].callback_id, "card declined")
+        assert (failed.state, failed.attempt) == (S.FAILED, 1)
+        assert failed.errors[-1].error == "card declined"
+        assert failed.errors[-1].terminal
         await client.shutdown()
 
     run(story)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -137,26 +138,32 @@ class _LoopInserts:
         self._conn: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._busy = False
-        self._warm = False
+        #: set once an insert through the store succeeded (the store checks the schema)
+        self.ready = False
 
     async def insert(self, jobs: list[NewJob], clock: Any) -> list[JobRecord] | None:
         """The inserted jobs, or ``None`` when this insert should go through the store."""
-        if self._pool is None or self._busy or not self._warm:
-            self._warm = True
+        if self._pool is None or self._busy or not self.ready:
             return None
         loop = asyncio.get_running_loop()
         self._busy = True
         try:
             if self._conn is None or self._conn.closed or self._loop is not loop:
                 self._conn, self._loop = await self._connect(), loop
+            from psycopg.pq import TransactionStatus
+
             from awa.adapters.postgres import insert_jobs_async
 
             try:
                 return await insert_jobs_async(self._conn, jobs, clock=clock)
             except BaseException:
-                if self._conn.broken:
-                    await self._conn.close()
-                    self._conn = None
+                # broken, or cancelled with the statement still running: start afresh
+                conn, self._conn = self._conn, None
+                if conn.broken or conn.info.transaction_status != TransactionStatus.IDLE:
+                    with contextlib.suppress(Exception):
+                        await conn.close()
+                else:
+                    self._conn = conn
                 raise
         finally:
             self._busy = False
@@ -281,7 +288,9 @@ class AsyncClient:
         inserted = await self._loop_inserts.insert(jobs, _injected_clock(self.store))
         if inserted is not None:
             return inserted
-        return await self._call(self.store.insert, jobs)
+        stored = await self._call(self.store.insert, jobs)
+        self._loop_inserts.ready = True
+        return stored
 
     # -- workers ------------------------------------------------------------------------------
     async def start(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -33,6 +34,8 @@ from awa.runtime.runtime import Runtime
 from awa.runtime.serialization import default_kind, dump_args
 
 __all__ = ["AsyncClient", "Client", "InsertSpec"]
+
+log = logging.getLogger("awa.client")
 
 F = TypeVar("F", bound=Callable[..., Any])
 R = TypeVar("R")
@@ -124,9 +127,10 @@ class _LoopInserts:
     """Inserts on PostgreSQL from the client's event loop, on one ``AsyncConnection`` of its
     own: no hop to a thread and back, which costs about a third of a single insert.
 
-    The first insert goes through the store (it checks the schema); so does any insert made
-    while another is on the connection, or from another event loop, or on another store. A
-    broken connection is dropped and reopened by the next insert."""
+    Inserts go through the store until one has succeeded there (the store checks the schema);
+    the connection is then opened in the background, and inserts go through the store until it
+    is open, while another insert is on it, or from another event loop. A connection left
+    broken or busy by a failed or cancelled insert is closed and opened again."""
 
     def __init__(self, store: ClaimStore) -> None:
         postgres = sys.modules.get("awa.adapters.postgres")
@@ -137,34 +141,51 @@ class _LoopInserts:
         )
         self._conn: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._opening: asyncio.Task[None] | None = None
         self._busy = False
-        #: set once an insert through the store succeeded (the store checks the schema)
-        self.ready = False
+        self._ready = False  # an insert through the store has succeeded
+
+    def stored(self) -> None:
+        """An insert through the store succeeded: open the connection if there is none."""
+        self._ready = True
+        self._open_soon()
+
+    def _open_soon(self) -> None:
+        if self._pool is None or (self._opening is not None and not self._opening.done()):
+            return
+        loop = asyncio.get_running_loop()
+        if self._conn is None or self._conn.closed or self._loop is not loop:
+            self._opening = loop.create_task(self._open(loop))
+
+    async def _open(self, loop: asyncio.AbstractEventLoop) -> None:
+        try:
+            conn = await self._connect()
+        except Exception:  # the store keeps inserting; the next insert through it retries
+            log.debug("opening the insert connection failed", exc_info=True)
+            return
+        self._conn, self._loop = conn, loop
 
     async def insert(self, jobs: list[NewJob], clock: Any) -> list[JobRecord] | None:
         """The inserted jobs, or ``None`` when this insert should go through the store."""
-        if self._pool is None or self._busy or not self.ready:
+        if self._pool is None or self._busy or not self._ready:
             return None
-        loop = asyncio.get_running_loop()
+        conn = self._conn
+        if conn is None or conn.closed or self._loop is not asyncio.get_running_loop():
+            self._open_soon()
+            return None
+        from psycopg.pq import TransactionStatus
+
+        from awa.adapters.postgres import insert_jobs_async
+
         self._busy = True
         try:
-            if self._conn is None or self._conn.closed or self._loop is not loop:
-                self._conn, self._loop = await self._connect(), loop
-            from psycopg.pq import TransactionStatus
-
-            from awa.adapters.postgres import insert_jobs_async
-
-            try:
-                return await insert_jobs_async(self._conn, jobs, clock=clock)
-            except BaseException:
-                # broken, or cancelled with the statement still running: start afresh
-                conn, self._conn = self._conn, None
-                if conn.broken or conn.info.transaction_status != TransactionStatus.IDLE:
-                    with contextlib.suppress(Exception):
-                        await conn.close()
-                else:
-                    self._conn = conn
-                raise
+            return await insert_jobs_async(conn, jobs, clock=clock)
+        except BaseException:
+            if conn.broken or conn.info.transaction_status != TransactionStatus.IDLE:
+                self._conn = None
+                with contextlib.suppress(Exception):
+                    await conn.close()
+            raise
         finally:
             self._busy = False
 
@@ -182,6 +203,10 @@ class _LoopInserts:
             return await psycopg.AsyncConnection.connect(info, **options)
 
     async def close(self) -> None:
+        opening, self._opening = self._opening, None
+        if opening is not None and not opening.done():
+            opening.cancel()
+            await asyncio.gather(opening, return_exceptions=True)
         conn, self._conn = self._conn, None
         if conn is not None and self._loop is asyncio.get_running_loop():
             await conn.close()
@@ -289,7 +314,7 @@ class AsyncClient:
         if inserted is not None:
             return inserted
         stored = await self._call(self.store.insert, jobs)
-        self._loop_inserts.ready = True
+        self._loop_inserts.stored()
         return stored
 
     # -- workers ------------------------------------------------------------------------------

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
@@ -27,7 +25,7 @@ from awa.domain import (
     ValidationError,
 )
 from awa.domain import Job as JobRecord
-from awa.ports import ClaimStore, Clock, QueueStats, SystemClock
+from awa.ports import AsyncInserts, ClaimStore, Clock, QueueStats, SystemClock
 from awa.runtime.config import QueueConfig, RuntimeConfig
 from awa.runtime.registry import TaskRegistry
 from awa.runtime.runtime import Runtime
@@ -123,95 +121,6 @@ def _injected_clock(store: ClaimStore) -> Any:
     return getattr(store, "clock", None)
 
 
-class _LoopInserts:
-    """Inserts on PostgreSQL from the client's event loop, on one ``AsyncConnection`` of its
-    own: no hop to a thread and back, which costs about a third of a single insert.
-
-    Inserts go through the store until one has succeeded there (the store checks the schema);
-    the connection is then opened in the background, and inserts go through the store until it
-    is open, while another insert is on it, or from another event loop. A connection left
-    broken or busy by a failed or cancelled insert is closed and opened again."""
-
-    def __init__(self, store: ClaimStore) -> None:
-        postgres = sys.modules.get("awa.adapters.postgres")
-        self._pool = (
-            store.pool
-            if postgres is not None and isinstance(store, postgres.PostgresStore)
-            else None
-        )
-        self._conn: Any = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._opening: asyncio.Task[None] | None = None
-        self._busy = False
-        self._ready = False  # an insert through the store has succeeded
-
-    def stored(self) -> None:
-        """An insert through the store succeeded: open the connection if there is none."""
-        self._ready = True
-        self._open_soon()
-
-    def _open_soon(self) -> None:
-        if self._pool is None or (self._opening is not None and not self._opening.done()):
-            return
-        loop = asyncio.get_running_loop()
-        if self._conn is None or self._conn.closed or self._loop is not loop:
-            self._opening = loop.create_task(self._open(loop))
-
-    async def _open(self, loop: asyncio.AbstractEventLoop) -> None:
-        try:
-            conn = await self._connect()
-        except Exception:  # the store keeps inserting; the next insert through it retries
-            log.debug("opening the insert connection failed", exc_info=True)
-            return
-        self._conn, self._loop = conn, loop
-
-    async def insert(self, jobs: list[NewJob], clock: Any) -> list[JobRecord] | None:
-        """The inserted jobs, or ``None`` when this insert should go through the store."""
-        if self._pool is None or self._busy or not self._ready:
-            return None
-        conn = self._conn
-        if conn is None or conn.closed or self._loop is not asyncio.get_running_loop():
-            self._open_soon()
-            return None
-        from psycopg.pq import TransactionStatus
-
-        from awa.adapters.postgres import insert_jobs_async
-
-        self._busy = True
-        try:
-            return await insert_jobs_async(conn, jobs, clock=clock)
-        except BaseException:
-            if conn.broken or conn.info.transaction_status != TransactionStatus.IDLE:
-                self._conn = None
-                with contextlib.suppress(Exception):
-                    await conn.close()
-            raise
-        finally:
-            self._busy = False
-
-    async def _connect(self) -> Any:
-        import psycopg
-
-        from awa.adapters.postgres._errors import translate_errors
-
-        assert self._pool is not None
-        conninfo, kwargs = self._pool.conninfo, self._pool.kwargs
-        options = dict((kwargs() if callable(kwargs) else kwargs) or {})
-        options["autocommit"] = True
-        info = conninfo() if callable(conninfo) else (conninfo or "")
-        with translate_errors("connecting for inserts"):
-            return await psycopg.AsyncConnection.connect(info, **options)
-
-    async def close(self) -> None:
-        opening, self._opening = self._opening, None
-        if opening is not None and not opening.done():
-            opening.cancel()
-            await asyncio.gather(opening, return_exceptions=True)
-        conn, self._conn = self._conn, None
-        if conn is not None and self._loop is asyncio.get_running_loop():
-            await conn.close()
-
-
 def _queue_configs(queues: Sequence[QueueSpec], settings: Mapping[str, Any]) -> list[QueueConfig]:
     configs = []
     for spec in queues:
@@ -248,7 +157,6 @@ class AsyncClient:
         self.registry = TaskRegistry()
         self._ops = _Operations(self.store, self.registry)
         self._runtime: Runtime | None = None
-        self._loop_inserts = _LoopInserts(self.store)
 
     async def _call(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
         return await asyncio.to_thread(fn, *args, **kwargs)
@@ -310,12 +218,9 @@ class AsyncClient:
         if conn is not None:
             return self._ops.insert_specs(specs, conn)  # the caller's connection, its thread
         jobs = [self._ops.new_job(spec) for spec in specs]  # validate all before writing any
-        inserted = await self._loop_inserts.insert(jobs, _injected_clock(self.store))
-        if inserted is not None:
-            return inserted
-        stored = await self._call(self.store.insert, jobs)
-        self._loop_inserts.stored()
-        return stored
+        if isinstance(self.store, AsyncInserts):  # PostgreSQL: no hop to a thread
+            return await self.store.insert_async(jobs)
+        return await self._call(self.store.insert, jobs)
 
     # -- workers ------------------------------------------------------------------------------
     async def start(
@@ -356,7 +261,8 @@ class AsyncClient:
         runtime, self._runtime = self._runtime, None
         if runtime is not None:
             await runtime.shutdown(timeout)
-        await self._loop_inserts.close()
+        if isinstance(self.store, AsyncInserts):
+            await self.store.close_async()
 
     async def close(self) -> None:
         """Shut workers down and release the database connections this client opened."""

@@ -15,13 +15,20 @@ from awa.ports.results import (
     StaleReason,
     WriteResult,
 )
-from awa.ports.store import BATCH_SIZE_MAX, DEFAULT_DEADLINE_S, DEFAULT_STALENESS_S, ClaimStore
+from awa.ports.store import (
+    BATCH_SIZE_MAX,
+    DEFAULT_DEADLINE_S,
+    DEFAULT_STALENESS_S,
+    AsyncInserts,
+    ClaimStore,
+)
 
 __all__ = [
     "BATCH_SIZE_MAX",
     "DEFAULT_DEADLINE_S",
     "DEFAULT_STALENESS_S",
     "Applied",
+    "AsyncInserts",
     "CallbackResolved",
     "CancelRequested",
     "ClaimStore",

@@ -18,12 +18,18 @@ Rules every adapter keeps (the contract suite in ``awa.testing`` checks them):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from awa.domain import DlqEntry, Job, JobState, Lease, NewJob, Resolution
 from awa.ports.results import Event, Finish, Heartbeat, QueueStats, Rescued, WriteResult
 
-__all__ = ["BATCH_SIZE_MAX", "DEFAULT_DEADLINE_S", "DEFAULT_STALENESS_S", "ClaimStore"]
+__all__ = [
+    "BATCH_SIZE_MAX",
+    "DEFAULT_DEADLINE_S",
+    "DEFAULT_STALENESS_S",
+    "AsyncInserts",
+    "ClaimStore",
+]
 
 BATCH_SIZE_MAX = 5000
 DEFAULT_DEADLINE_S = 300.0
@@ -170,4 +176,18 @@ class ClaimStore(Protocol):
     ) -> int:
         """Row 21: delete matching entries, returning how many; an empty filter needs
         ``all=True``."""
+        ...
+
+
+@runtime_checkable
+class AsyncInserts(Protocol):
+    """An optional capability: inserting from an event loop without a thread. ``AsyncClient``
+    uses it when its store has it (PostgreSQL does) and ``insert`` in a thread otherwise."""
+
+    async def insert_async(self, jobs: Sequence[NewJob]) -> list[Job]:
+        """``insert``, awaited on the caller's event loop."""
+        ...
+
+    async def close_async(self) -> None:
+        """Release what ``insert_async`` opened on this event loop."""
         ...

@@ -12,6 +12,7 @@ parameter: worker hosts need not agree about the time, and tests expire leases w
 
 from __future__ import annotations
 
+import asyncio
 import random
 import threading
 import uuid
@@ -42,6 +43,7 @@ from awa.adapters.postgres._rows import (
 from awa.adapters.postgres._sql import SQL
 from awa.adapters.postgres.enqueue import check_new_jobs, insert_on, woken_queues
 from awa.adapters.postgres.listen import Subscriptions, pool_connector
+from awa.adapters.postgres.loop_inserts import LoopInserts
 from awa.domain import (
     CallbackNotFound,
     Complete,
@@ -203,6 +205,7 @@ class PostgresStore:
         self._configured: weakref.WeakSet[psycopg.Connection[TupleRow]] = weakref.WeakSet()
         self._schema_lock = threading.Lock()
         self._subscriptions = Subscriptions(pool_connector(self._pool.conninfo, self._pool.kwargs))
+        self._loop_inserts = LoopInserts(self._pool)
 
     # -- plumbing -------------------------------------------------------------------------------
     def close(self) -> None:
@@ -263,6 +266,22 @@ class PostgresStore:
             return []
         with self._connection("inserting jobs") as conn:  # one statement: no BEGIN/COMMIT
             return insert_on(conn, params)
+
+    async def insert_async(self, jobs: Sequence[NewJob]) -> list[Job]:
+        """``insert`` awaited on an event loop (``awa.ports.AsyncInserts``). The first insert
+        goes through the pool (it checks the schema); later ones use a connection of the
+        loop's own, opened in the background, whenever it is free."""
+        checked = list(check_new_jobs(jobs))
+        inserted = await self._loop_inserts.insert(checked, self.clock)
+        if inserted is not None:
+            return inserted
+        stored = await asyncio.to_thread(self.insert, checked)
+        self._loop_inserts.stored()
+        return stored
+
+    async def close_async(self) -> None:
+        """Close the connection ``insert_async`` opened on this event loop."""
+        await self._loop_inserts.close()
 
     # -- workers --------------------------------------------------------------------------------
     def claim(

@@ -1,0 +1,103 @@
+"""Inserts from an event loop on one ``AsyncConnection`` of the store's own: no hop to a thread
+and back, which costs about a third of a single insert."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+from psycopg.pq import TransactionStatus
+from psycopg_pool import ConnectionPool
+
+from awa.adapters.postgres._errors import translate_errors
+from awa.adapters.postgres.enqueue import insert_jobs_async
+from awa.domain import Job, NewJob
+
+__all__ = ["LoopInserts"]
+
+log = logging.getLogger("awa.postgres")
+Pool = ConnectionPool[Any]
+
+
+class LoopInserts:
+    """Inserts on PostgreSQL from the client's event loop, on one ``AsyncConnection`` of its
+    own: no hop to a thread and back, which costs about a third of a single insert.
+
+    Inserts go through the store until one has succeeded there (the store checks the schema);
+    the connection is then opened in the background, and inserts go through the store until it
+    is open, while another insert is on it, or from another event loop. A connection left
+    broken or busy by a failed or cancelled insert is closed and opened again."""
+
+    def __init__(self, pool: Pool) -> None:
+        self._pool = pool
+        self._conn: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._opening: asyncio.Task[None] | None = None
+        self._busy = False
+        self._ready = False  # an insert through the store has succeeded
+
+    @property
+    def connected(self) -> bool:
+        """Whether inserts from the loop have their own connection now."""
+        return self._conn is not None and not self._conn.closed
+
+    def stored(self) -> None:
+        """An insert through the store succeeded: open the connection if there is none."""
+        self._ready = True
+        self._open_soon()
+
+    def _open_soon(self) -> None:
+        if self._opening is not None and not self._opening.done():
+            return
+        loop = asyncio.get_running_loop()
+        if self._conn is None or self._conn.closed or self._loop is not loop:
+            self._opening = loop.create_task(self._open(loop))
+
+    async def _open(self, loop: asyncio.AbstractEventLoop) -> None:
+        try:
+            conn = await self._connect()
+        except Exception:  # the store keeps inserting; the next insert through it retries
+            log.debug("opening the insert connection failed", exc_info=True)
+            return
+        self._conn, self._loop = conn, loop
+
+    async def insert(self, jobs: Sequence[NewJob], clock: Any) -> list[Job] | None:
+        """The inserted jobs, or ``None`` when this insert should go through the store."""
+        if self._busy or not self._ready:
+            return None
+        conn = self._conn
+        if conn is None or conn.closed or self._loop is not asyncio.get_running_loop():
+            self._open_soon()
+            return None
+        self._busy = True
+        try:
+            return await insert_jobs_async(conn, jobs, clock=clock)
+        except BaseException:
+            if conn.broken or conn.info.transaction_status != TransactionStatus.IDLE:
+                self._conn = None
+                with contextlib.suppress(Exception):
+                    await conn.close()
+            raise
+        finally:
+            self._busy = False
+
+    async def _connect(self) -> psycopg.AsyncConnection[Any]:
+        conninfo, kwargs = self._pool.conninfo, self._pool.kwargs
+        options = dict((kwargs() if callable(kwargs) else kwargs) or {})
+        options["autocommit"] = True
+        info = conninfo() if callable(conninfo) else (conninfo or "")
+        with translate_errors("connecting for inserts"):
+            return await psycopg.AsyncConnection.connect(info, **options)
+
+    async def close(self) -> None:
+        opening, self._opening = self._opening, None
+        if opening is not None and not opening.done():
+            opening.cancel()
+            await asyncio.gather(opening, return_exceptions=True)
+        conn, self._conn = self._conn, None
+        if conn is not None and self._loop is asyncio.get_running_loop():
+            await conn.close()

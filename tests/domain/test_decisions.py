@@ -25,7 +25,7 @@ from awa.domain import (
     decisions,
     rescue_cause,
 )
-from awa.testing.strategies import NOW, jobs, new_jobs, outcomes
+from awa.testing.strategies import NOW, jobs, new_jobs, outcomes, reasons
 
 RNG = random.Random(0)
 
@@ -52,7 +52,7 @@ def test_only_snooze_changes_the_attempt_and_it_gives_it_back(job: Job, outcome:
         assert decision.job.attempt == job.attempt
 
 
-@given(jobs(JobState.RUNNING), st.text(max_size=20), st.booleans())
+@given(jobs(JobState.RUNNING), reasons, st.booleans())
 def test_an_error_retries_while_attempts_remain(job: Job, message: str, terminal: bool) -> None:
     decision = decisions.finish(job, Fail(message, terminal), NOW, RNG)
     assert decision.error is not None

@@ -1,10 +1,30 @@
 """Bad input is refused with one clear sentence, before any store is touched."""
 
+import re
 from datetime import datetime
 
 import pytest
 
-from awa.domain import NewJob, RetryAfter, Snooze, ValidationError
+from awa.domain import (
+    Cancel,
+    CompleteCallback,
+    Fail,
+    FailCallback,
+    JobState,
+    NewJob,
+    ResumeCallback,
+    RetryAfter,
+    Snooze,
+    ValidationError,
+)
+from awa.domain.validation import (
+    ARGS_BYTES_MAX_DEFAULT,
+    TEXT_LENGTH_MAX,
+    check_args_size,
+    check_flag,
+    check_state,
+    storable_text,
+)
 
 CASES = [
     ({"queue": "Has Spaces"}, "invalid queue name 'Has Spaces'"),
@@ -63,3 +83,81 @@ def test_negative_or_infinite_delays_are_refused(outcome: type) -> None:
     for bad in (-1, float("inf"), "5"):
         with pytest.raises(ValidationError):
             outcome(bad)
+
+
+# -- outcomes and resolutions refuse what no store can hold ---------------------------------
+
+OUTCOME_CASES = [
+    (lambda: Snooze(1e12), "Snooze seconds must be >= 0 and at most 3155760000 seconds"),
+    (lambda: RetryAfter(1e12), "RetryAfter seconds must be >= 0 and at most"),
+    (lambda: Cancel("stop\x00now"), "Cancel reason contains a NUL character"),
+    (lambda: Cancel("   "), "Cancel reason must be a non-empty string"),
+    (lambda: Fail("x" * 10_001), "error is 10001 characters; at most 10000"),
+    (lambda: FailCallback(""), "callback error must be a non-empty string"),
+    (lambda: FailCallback("bad\x00"), "callback error contains a NUL character"),
+    (lambda: CompleteCallback({"a": "\x00"}), "callback payload.a contains a NUL character"),
+    (lambda: ResumeCallback(["\ud800"]), "callback payload[0] contains an unpaired surrogate"),
+    (lambda: CompleteCallback(_nested(5000)), "nested deeper than 64 levels"),
+]
+
+
+def _nested(depth: int) -> object:
+    node: object = "leaf"
+    for _ in range(depth):
+        node = [node]
+    return node
+
+
+@pytest.mark.parametrize(("make", "message"), OUTCOME_CASES, ids=[m for _, m in OUTCOME_CASES])
+def test_an_outcome_no_store_can_hold_is_refused_when_made(make: object, message: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        make()  # type: ignore[operator]
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_list_items_are_checked_like_object_values() -> None:
+    for item, message in (
+        (float("nan"), "args.xs[1] holds nan"),
+        ("a\x00", "args.xs[1] contains a NUL character"),
+        (b"raw", "args.xs[1] holds a bytes"),
+    ):
+        with pytest.raises(ValidationError, match=re.escape(message)):
+            NewJob(kind="k", args={"xs": [1, item]})
+    with pytest.raises(ValidationError, match="nested deeper than 64 levels"):
+        NewJob(kind="k", args={"xs": _nested(70)})
+
+
+def test_a_refused_value_is_quoted_short() -> None:
+    with pytest.raises(ValidationError) as caught:
+        check_state("x" * 1_000_000)
+    assert len(str(caught.value)) < 300
+
+
+def test_a_yes_no_argument_must_be_a_bool() -> None:
+    assert check_flag("all", True) is True
+    for bad in ("no", 0, None, "False"):
+        with pytest.raises(ValidationError, match="all must be True or False"):
+            check_flag("all", bad)
+
+
+def test_states_are_named_or_refused() -> None:
+    assert check_state("failed") is JobState.FAILED
+    with pytest.raises(ValidationError, match="unknown job state 'bogus': use one of scheduled"):
+        check_state("bogus")
+
+
+def test_storable_text_escapes_what_cannot_be_stored_and_keeps_the_rest() -> None:
+    assert storable_text("bad record b'\x00'") == "bad record b'\\x00'"
+    assert storable_text("caf\udce9.txt") == "caf\\udce9.txt"
+    assert storable_text("plain ünïcode ✓") == "plain ünïcode ✓"
+    cut = storable_text("y" * 50_000)
+    assert len(cut) == TEXT_LENGTH_MAX
+    assert cut.endswith("…")
+
+
+def test_args_size_is_bounded_by_the_client_setting() -> None:
+    check_args_size({"blob": "x" * 100}, 200)
+    check_args_size({"blob": "x" * 10_000_000}, None)
+    with pytest.raises(ValidationError, match=r"args are 1,048,\d+ bytes of JSON; the limit"):
+        check_args_size({"blob": "x" * ARGS_BYTES_MAX_DEFAULT}, ARGS_BYTES_MAX_DEFAULT)

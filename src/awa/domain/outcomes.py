@@ -10,6 +10,7 @@ from awa.domain import validation as v
 from awa.domain.values import CallbackToken
 
 __all__ = [
+    "FAILED_BY_CALLBACK",
     "Cancel",
     "Complete",
     "CompleteCallback",
@@ -25,12 +26,36 @@ __all__ = [
 ]
 
 
+#: the error a callback failure records when the external side gives none
+FAILED_BY_CALLBACK = "failed by callback"
+
+
 def _retry_after_s(value: float) -> float:
     return v.check_seconds("RetryAfter seconds", value)
 
 
 def _snooze_s(value: float) -> float:
     return v.check_seconds("Snooze seconds", value)
+
+
+def _cancel_reason(value: str) -> str:
+    return v.check_text("Cancel reason", value)
+
+
+def _fail_error(value: str) -> str:
+    return v.check_text("error", value)
+
+
+def _traceback(value: str | None) -> str | None:
+    return None if value is None else v.check_text("traceback", value)
+
+
+def _callback_error(value: str) -> str:
+    return v.check_text("callback error", value)
+
+
+def _payload(value: Any) -> Any:
+    return v.check_json("callback payload", value)
 
 
 @attrs.frozen
@@ -56,7 +81,7 @@ class Snooze:
 class Cancel:
     """The handler decided the job should not run again."""
 
-    reason: str = "cancelled by handler"
+    reason: str = attrs.field(default="cancelled by handler", converter=_cancel_reason)
 
 
 @attrs.frozen
@@ -70,9 +95,9 @@ class WaitForCallback:
 class Fail:
     """The attempt failed: retried with backoff while attempts remain, unless ``terminal``."""
 
-    error: str
+    error: str = attrs.field(converter=_fail_error)
     terminal: bool = False
-    traceback: str | None = None
+    traceback: str | None = attrs.field(default=None, converter=_traceback)
 
 
 Outcome = Complete | RetryAfter | Snooze | Cancel | WaitForCallback | Fail
@@ -82,17 +107,17 @@ Outcome = Complete | RetryAfter | Snooze | Cancel | WaitForCallback | Fail
 class ResumeCallback:
     """Hand ``payload`` to the still-live handler and return the job to ``running``."""
 
-    payload: Any = None
+    payload: Any = attrs.field(default=None, converter=_payload)
 
 
 @attrs.frozen
 class CompleteCallback:
-    payload: Any = None
+    payload: Any = attrs.field(default=None, converter=_payload)
 
 
 @attrs.frozen
 class FailCallback:
-    error: str = "failed by callback"
+    error: str = attrs.field(default=FAILED_BY_CALLBACK, converter=_callback_error)
 
 
 @attrs.frozen

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -9,21 +10,31 @@ from datetime import datetime
 from typing import Any
 
 from awa.domain.errors import ValidationError
+from awa.domain.states import JobState
 
 __all__ = [
+    "ARGS_BYTES_MAX_DEFAULT",
+    "DURATION_MAX_S",
     "JSON_DEPTH_MAX",
     "MAX_ATTEMPTS_RANGE",
     "PRIORITY_RANGE",
     "TAGS_COUNT_MAX",
     "TAG_LENGTH_MAX",
+    "TEXT_LENGTH_MAX",
+    "check_args_size",
     "check_aware",
+    "check_flag",
+    "check_json",
     "check_json_object",
     "check_kind",
     "check_max_attempts",
     "check_priority",
     "check_queue",
     "check_seconds",
+    "check_state",
     "check_tags",
+    "check_text",
+    "storable_text",
 ]
 
 PRIORITY_RANGE = range(1, 5)
@@ -31,16 +42,38 @@ MAX_ATTEMPTS_RANGE = range(1, 1001)
 TAGS_COUNT_MAX = 32
 TAG_LENGTH_MAX = 100
 JSON_DEPTH_MAX = 64
+#: the longest duration any setting or outcome may ask for (a snooze, a retry delay, a
+#: callback timeout, a retention period): 100 years, so ``now + duration`` always fits a
+#: ``datetime`` and a PostgreSQL ``timestamptz``
+DURATION_MAX_S = 100 * 365.25 * 24 * 3600
+#: the largest args a job may carry unless the client is told otherwise (``max_args_bytes``):
+#: a queue row is not a blob store; pass a reference (a key, a URL) to large data instead
+ARGS_BYTES_MAX_DEFAULT = 1024 * 1024
+#: the longest reason or error text a caller may give (a cancel reason, a callback failure);
+#: a handler's own exception text is cut to this length instead (``storable_text``)
+TEXT_LENGTH_MAX = 10_000
 
 _NAME = re.compile(r"[a-z0-9_][a-z0-9_.:-]{0,127}\Z", re.ASCII)
 _KIND = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]{0,127}\Z", re.ASCII)
 
 
+_SHOWN_CHARS_MAX = 80
+
+
+def _shown(value: object) -> str:
+    """A refused value as an error message quotes it: its ``repr``, cut short, so a 50 MB
+    argument does not become a 50 MB message."""
+    text = repr(value)
+    if len(text) > _SHOWN_CHARS_MAX:
+        return text[: _SHOWN_CHARS_MAX - 1] + "…"
+    return text
+
+
 def check_queue(queue: object) -> str:
     if not isinstance(queue, str) or not _NAME.match(queue):
         raise ValidationError(
-            f"invalid queue name {queue!r}: use 1-128 lowercase letters, digits, '_', '.', ':'"
-            " or '-', not starting with punctuation other than '_'"
+            f"invalid queue name {_shown(queue)}: use 1-128 lowercase letters, digits, '_', '.',"
+            " ':' or '-', not starting with punctuation other than '_'"
         )
     return queue
 
@@ -48,7 +81,7 @@ def check_queue(queue: object) -> str:
 def check_kind(kind: object) -> str:
     if not isinstance(kind, str) or not _KIND.match(kind):
         raise ValidationError(
-            f"invalid job kind {kind!r}: use 1-128 letters, digits, '_', '.', ':' or '-',"
+            f"invalid job kind {_shown(kind)}: use 1-128 letters, digits, '_', '.', ':' or '-',"
             " starting with a letter or '_'"
         )
     return kind
@@ -57,7 +90,8 @@ def check_kind(kind: object) -> str:
 def _check_int_in(name: str, value: object, allowed: range) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value not in allowed:
         raise ValidationError(
-            f"{name} must be an integer from {allowed.start} to {allowed.stop - 1}, got {value!r}"
+            f"{name} must be an integer from {allowed.start} to {allowed.stop - 1},"
+            f" got {_shown(value)}"
         )
     return value
 
@@ -71,29 +105,82 @@ def check_max_attempts(max_attempts: object) -> int:
 
 
 def check_seconds(name: str, seconds: object, *, allow_zero: bool = True) -> float:
+    """A duration from 0 (or just above, unless ``allow_zero``) to ``DURATION_MAX_S``."""
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        raise ValidationError(f"{name} must be a number of seconds, got {seconds!r}")
-    if not math.isfinite(seconds) or seconds < 0 or (seconds == 0 and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ValidationError(f"{name} must be finite and {bound} seconds, got {seconds!r}")
+        raise ValidationError(f"{name} must be a number of seconds, got {_shown(seconds)}")
+    if (
+        not math.isfinite(seconds)
+        or seconds < 0
+        or (seconds == 0 and not allow_zero)
+        or seconds > DURATION_MAX_S
+    ):
+        low = ">= 0" if allow_zero else "> 0"
+        raise ValidationError(
+            f"{name} must be {low} and at most {DURATION_MAX_S:.0f} seconds (100 years),"
+            f" got {_shown(seconds)}"
+        )
     return float(seconds)
+
+
+def check_flag(name: str, value: object) -> bool:
+    """A yes/no argument must be a real ``bool``: ``all="no"`` is truthy and would act on
+    everything."""
+    if not isinstance(value, bool):
+        raise ValidationError(f"{name} must be True or False, got {_shown(value)}")
+    return value
+
+
+def check_state(state: object) -> JobState:
+    """A job state by value (``"failed"``) or member; the ``JobState``."""
+    if isinstance(state, JobState):
+        return state
+    try:
+        return JobState(state)
+    except ValueError:
+        names = ", ".join(s.value for s in JobState)
+        raise ValidationError(f"unknown job state {_shown(state)}: use one of {names}") from None
+
+
+def check_text(name: str, text: object, *, length_max: int = TEXT_LENGTH_MAX) -> str:
+    """Non-empty text a store can hold, as a caller gave it (a reason, an error message)."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValidationError(f"{name} must be a non-empty string, got {_shown(text)}")
+    if len(text) > length_max:
+        raise ValidationError(f"{name} is {len(text)} characters; at most {length_max}")
+    _check_storable_text(name, text)
+    return text
+
+
+def storable_text(text: str, *, length_max: int = TEXT_LENGTH_MAX) -> str:
+    """``text`` made storable as it is recorded, for text nobody can be asked to fix (a
+    handler's exception message, a file name from ``os.listdir``): NUL and unpaired surrogates
+    become visible escapes (``\\x00``, ``\\udcff``), and text beyond ``length_max`` is cut."""
+    if len(text) > length_max:
+        text = text[: length_max - 1] + "…"
+    if "\x00" in text:
+        text = text.replace("\x00", "\\x00")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def check_aware(name: str, when: object) -> datetime:
     if not isinstance(when, datetime) or when.utcoffset() is None:
-        raise ValidationError(f"{name} must be a timezone-aware datetime, got {when!r}")
+        raise ValidationError(f"{name} must be a timezone-aware datetime, got {_shown(when)}")
     return when
 
 
 def check_tags(tags: object) -> tuple[str, ...]:
     if isinstance(tags, (str, bytes)) or not isinstance(tags, Sequence):
-        raise ValidationError(f"tags must be a list of strings, got {tags!r}")
+        raise ValidationError(f"tags must be a list of strings, got {_shown(tags)}")
     if len(tags) > TAGS_COUNT_MAX:
         raise ValidationError(f"at most {TAGS_COUNT_MAX} tags, got {len(tags)}")
     for tag in tags:
         if not isinstance(tag, str) or not 0 < len(tag) <= TAG_LENGTH_MAX:
             raise ValidationError(
-                f"each tag must be a string of 1-{TAG_LENGTH_MAX} characters, got {tag!r}"
+                f"each tag must be a string of 1-{TAG_LENGTH_MAX} characters, got {_shown(tag)}"
             )
         _check_storable_text("tag", tag)
     return tuple(tags)
@@ -107,6 +194,12 @@ def check_json_object(name: str, value: object) -> dict[str, Any]:
     return dict(value)
 
 
+def check_json(name: str, value: object) -> Any:
+    """Any JSON value every store can hold verbatim (a callback's payload)."""
+    _check_json(name, value, 0)
+    return value
+
+
 def _check_json(path: str, value: object, depth: int) -> None:
     if depth > JSON_DEPTH_MAX:
         raise ValidationError(f"{path} is nested deeper than {JSON_DEPTH_MAX} levels")
@@ -114,7 +207,7 @@ def _check_json(path: str, value: object, depth: int) -> None:
         return
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise ValidationError(f"{path} holds {value!r}, which JSON cannot represent")
+            raise ValidationError(f"{path} holds {_shown(value)}, which JSON cannot represent")
         return
     if isinstance(value, str):
         _check_storable_text(path, value)
@@ -122,7 +215,7 @@ def _check_json(path: str, value: object, depth: int) -> None:
     if isinstance(value, Mapping):
         for key, item in value.items():
             if not isinstance(key, str):
-                raise ValidationError(f"{path} has a non-string key {key!r}")
+                raise ValidationError(f"{path} has a non-string key {_shown(key)}")
             _check_storable_text(f"{path} key", key)
             _check_json(f"{path}.{key}", item, depth + 1)
         return
@@ -143,3 +236,16 @@ def _check_storable_text(path: str, text: str) -> None:
         raise ValidationError(
             f"{path} contains an unpaired surrogate, which is not valid Unicode"
         ) from None
+
+
+def check_args_size(args: Mapping[str, Any], bytes_max: int | None) -> None:
+    """Args (already checked as JSON) no larger than ``bytes_max`` bytes of JSON in UTF-8;
+    ``None`` sets no limit."""
+    if bytes_max is None:
+        return
+    size = len(json.dumps(args, ensure_ascii=False, separators=(",", ":")).encode())
+    if size > bytes_max:
+        raise ValidationError(
+            f"args are {size:,} bytes of JSON; the limit is {bytes_max:,} (max_args_bytes):"
+            " store large data elsewhere and pass a reference"
+        )

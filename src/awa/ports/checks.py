@@ -7,10 +7,18 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 from awa.domain import ValidationError
-from awa.domain.validation import check_kind, check_queue
+from awa.domain.validation import check_flag, check_json_object, check_kind, check_queue
+from awa.ports.results import Finish, Heartbeat
 from awa.ports.store import BATCH_SIZE_MAX
 
-__all__ = ["check_batch", "check_dlq_filter", "check_job_id", "check_limit"]
+__all__ = [
+    "check_batch",
+    "check_dlq_filter",
+    "check_finishes",
+    "check_heartbeats",
+    "check_job_id",
+    "check_limit",
+]
 
 T = TypeVar("T")
 
@@ -38,6 +46,7 @@ def check_job_id(job_id: object) -> int:
 
 def check_dlq_filter(queue: str | None, kind: str | None, all: bool) -> None:
     """Bulk dead-letter commands act on a queue, a kind, or (only when asked) everything."""
+    check_flag("all", all)
     if queue is not None:
         check_queue(queue)
     if kind is not None:
@@ -46,3 +55,26 @@ def check_dlq_filter(queue: str | None, kind: str | None, all: bool) -> None:
         raise ValidationError(
             "refusing to act on every dead-letter entry: give a queue or kind, or all=True"
         )
+
+
+def _check_buffers(items: Sequence[Heartbeat] | Sequence[Finish]) -> None:
+    for item in items:
+        if item.progress is not None:
+            check_json_object("progress", item.progress)
+        if item.metadata is not None:
+            check_json_object("metadata", item.metadata)
+
+
+def check_heartbeats(beats: Sequence[Heartbeat]) -> Sequence[Heartbeat]:
+    """Every beat, before any is written: a bad one refuses the whole call."""
+    check_batch(beats, "heartbeats", Heartbeat)
+    _check_buffers(beats)
+    return beats
+
+
+def check_finishes(finishes: Sequence[Finish]) -> Sequence[Finish]:
+    """Every finish, before any is written: a bad one refuses the whole call, and the runtime
+    splits the batch to find it (an outcome validates itself when it is made)."""
+    check_batch(finishes, "finishes", Finish)
+    _check_buffers(finishes)
+    return finishes

@@ -18,12 +18,14 @@ from awa.domain import (
     Snooze,
 )
 
-__all__ = ["NOW", "jobs", "json_objects", "new_jobs", "outcomes"]
+__all__ = ["NOW", "jobs", "json_objects", "new_jobs", "outcomes", "reasons"]
 
 NOW = datetime(2030, 1, 1, tzinfo=timezone.utc)
 
 _names = st.from_regex(r"[a-z_][a-z0-9_]{0,20}", fullmatch=True)
 _text = st.text(st.characters(exclude_characters="\x00", exclude_categories=["Cs"]), max_size=30)
+#: a reason or error text a store accepts: storable and not blank
+reasons = _text.filter(str.strip)
 _json_leaf = (
     st.none()
     | st.booleans()
@@ -101,6 +103,6 @@ def outcomes() -> st.SearchStrategy[Outcome]:
         st.just(Complete()),
         st.builds(RetryAfter, seconds),
         st.builds(Snooze, seconds),
-        st.builds(Cancel, _text),
-        st.builds(Fail, _text, st.booleans()),
+        st.builds(Cancel, reasons),
+        st.builds(Fail, reasons, st.booleans()),
     )

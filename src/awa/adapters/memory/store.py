@@ -33,7 +33,7 @@ from awa.domain import (
 )
 from awa.domain.rescue import rescue_cause
 from awa.domain.transitions import Trigger, allowed_from
-from awa.domain.validation import check_queue, check_seconds
+from awa.domain.validation import check_queue, check_seconds, check_state
 from awa.ports import (
     DEFAULT_DEADLINE_S,
     DEFAULT_STALENESS_S,
@@ -52,7 +52,14 @@ from awa.ports import (
     SystemClock,
     WriteResult,
 )
-from awa.ports.checks import check_batch, check_dlq_filter, check_job_id, check_limit
+from awa.ports.checks import (
+    check_batch,
+    check_dlq_filter,
+    check_finishes,
+    check_heartbeats,
+    check_job_id,
+    check_limit,
+)
 
 __all__ = ["MemoryStore"]
 
@@ -280,7 +287,7 @@ class MemoryStore:
         return found
 
     def heartbeat(self, beats: Sequence[Heartbeat]) -> list[WriteResult]:
-        check_batch(beats, "heartbeats", Heartbeat)
+        check_heartbeats(beats)
         with self._tx():
             now = self.clock.now()
             results: list[WriteResult] = []
@@ -306,7 +313,7 @@ class MemoryStore:
             return results
 
     def finish(self, finishes: Sequence[Finish]) -> list[WriteResult]:
-        check_batch(finishes, "finishes", Finish)
+        check_finishes(finishes)
         held = any(self.faults.finish_is_delayed(f.lease.job_id) for f in finishes)
         if held:
             self.faults.hold_finish()
@@ -482,7 +489,7 @@ class MemoryStore:
         queue: str | None = None,
         limit: int = 100,
     ) -> list[Job]:
-        state = JobState(state) if state is not None else None
+        state = check_state(state) if state is not None else None
         check_dlq_filter(queue, kind, all=True)
         check_limit(limit)
         with self._tx():

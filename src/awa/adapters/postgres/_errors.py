@@ -8,7 +8,7 @@ from contextlib import contextmanager
 import psycopg
 from psycopg import errors as pg_errors
 
-from awa.domain import DatabaseError, SchemaNotMigrated
+from awa.domain import DatabaseError, SchemaNotMigrated, ValidationError
 
 __all__ = ["MIGRATE_HINT", "SchemaNewerThanCode", "not_migrated", "translate_errors"]
 
@@ -33,5 +33,10 @@ def translate_errors(action: str) -> Iterator[None]:
         yield
     except _MISSING_SCHEMA as exc:
         raise not_migrated(f"the awa schema is missing or incomplete ({exc.sqlstate})") from exc
+    except (psycopg.DataError, UnicodeEncodeError) as exc:
+        # the value, not the database, is at fault (SQLSTATE class 22, or text the driver
+        # cannot encode): validation should have refused it first; say so the same way
+        first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValidationError(f"{action}: the database refused a value: {first_line}") from exc
     except psycopg.Error as exc:  # also psycopg_pool.PoolTimeout: no connection to be had
         raise DatabaseError(f"{action} failed: {type(exc).__name__}: {exc}") from exc

@@ -61,7 +61,7 @@ from awa.domain import (
 )
 from awa.domain.rescue import rescue_cause
 from awa.domain.transitions import Trigger, allowed_from
-from awa.domain.validation import check_json_object, check_queue, check_seconds
+from awa.domain.validation import check_queue, check_seconds, check_state
 from awa.ports import (
     DEFAULT_DEADLINE_S,
     DEFAULT_STALENESS_S,
@@ -75,7 +75,13 @@ from awa.ports import (
     StaleReason,
     WriteResult,
 )
-from awa.ports.checks import check_batch, check_dlq_filter, check_job_id, check_limit
+from awa.ports.checks import (
+    check_dlq_filter,
+    check_finishes,
+    check_heartbeats,
+    check_job_id,
+    check_limit,
+)
 
 __all__ = ["PostgresStore"]
 
@@ -303,12 +309,7 @@ class PostgresStore:
         return jobs
 
     def heartbeat(self, beats: Sequence[Heartbeat]) -> list[WriteResult]:
-        check_batch(beats, "heartbeats", Heartbeat)
-        for beat in beats:
-            if beat.progress is not None:
-                check_json_object("progress", beat.progress)
-            if beat.metadata is not None:
-                check_json_object("metadata", beat.metadata)
+        check_heartbeats(beats)
 
         def decide(index: int, job: Job, now: datetime, _: bool, writes: _Writes) -> Job:
             beat = beats[index]
@@ -319,12 +320,7 @@ class PostgresStore:
         return self._fenced("heartbeat", [b.lease for b in beats], decide)
 
     def finish(self, finishes: Sequence[Finish]) -> list[WriteResult]:
-        check_batch(finishes, "finishes", Finish)
-        for fin in finishes:
-            if fin.progress is not None:
-                check_json_object("progress", fin.progress)
-            if fin.metadata is not None:
-                check_json_object("metadata", fin.metadata)
+        check_finishes(finishes)
 
         if finishes and _all_distinct_completions(finishes):
             return self._complete_many(finishes)
@@ -600,10 +596,7 @@ class PostgresStore:
         limit: int = 100,
     ) -> list[Job]:
         if state is not None:
-            try:
-                state = JobState(state)
-            except ValueError:
-                raise ValidationError(f"unknown job state {state!r}") from None
+            state = check_state(state)
         check_dlq_filter(queue, kind, all=True)
         check_limit(limit)
         params = {

@@ -25,6 +25,8 @@ from awa.domain import (
     ValidationError,
 )
 from awa.domain import Job as JobRecord
+from awa.domain.outcomes import FAILED_BY_CALLBACK
+from awa.domain.validation import ARGS_BYTES_MAX_DEFAULT, check_args_size, check_state
 from awa.ports import AsyncInserts, ClaimStore, Clock, QueueStats, SystemClock
 from awa.runtime.config import QueueConfig, RuntimeConfig
 from awa.runtime.registry import TaskRegistry
@@ -68,9 +70,12 @@ def _open_store(dsn: str | None, store: ClaimStore | None) -> ClaimStore:
 class _Operations:
     """Everything that is one store call (or a few), as plain synchronous methods."""
 
-    def __init__(self, store: ClaimStore, registry: TaskRegistry) -> None:
+    def __init__(
+        self, store: ClaimStore, registry: TaskRegistry, max_args_bytes: int | None
+    ) -> None:
         self.store = store
         self.registry = registry
+        self.max_args_bytes = max_args_bytes
 
     def new_job(self, spec: InsertSpec) -> NewJob:
         task = self.registry.for_args(spec.args)
@@ -82,17 +87,22 @@ class _Operations:
             raise ValidationError("a dict of args needs kind=...")
         else:
             kind = default_kind(type(spec.args))
-        queue = spec.queue or (task.queue if task is not None else "default")
-        return NewJob(
+        if spec.queue is not None:
+            queue = spec.queue  # an explicit queue is checked as given, "" included
+        else:
+            queue = task.queue if task is not None else "default"
+        job = NewJob(
             kind=kind,
             args=dump_args(spec.args),
             queue=queue,
             priority=spec.priority,
             max_attempts=spec.max_attempts,
             run_at=spec.run_at,
-            tags=tuple(spec.tags),
-            metadata=dict(spec.metadata or {}),
+            tags=spec.tags,  # NewJob refuses a string, which tuple() would split into letters
+            metadata=spec.metadata if spec.metadata is not None else {},
         )
+        check_args_size(job.args, self.max_args_bytes)
+        return job
 
     def insert_specs(self, specs: Sequence[InsertSpec], conn: Any = None) -> list[JobRecord]:
         jobs = [self.new_job(spec) for spec in specs]  # validate all before writing any
@@ -150,12 +160,23 @@ class AsyncClient:
         *,
         store: ClaimStore | None = None,
         clock: Clock | None = None,
+        max_args_bytes: int | None = ARGS_BYTES_MAX_DEFAULT,
     ) -> None:
+        """``max_args_bytes``: the largest args (as JSON) an insert accepts; ``None`` for no
+        limit."""
+        if max_args_bytes is not None and (
+            isinstance(max_args_bytes, bool)
+            or not isinstance(max_args_bytes, int)
+            or max_args_bytes < 1
+        ):
+            raise ValidationError(
+                f"max_args_bytes must be a positive integer or None, got {max_args_bytes!r}"
+            )
         self.store = _open_store(dsn, store)
         self._owns_store = store is None  # opened from a URL: ours to close
         self.clock: Clock = clock or _injected_clock(self.store) or SystemClock()
         self.registry = TaskRegistry()
-        self._ops = _Operations(self.store, self.registry)
+        self._ops = _Operations(self.store, self.registry, max_args_bytes)
         self._runtime: Runtime | None = None
 
     async def _call(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
@@ -294,7 +315,7 @@ class AsyncClient:
     ) -> list[JobRecord]:
         return await self._call(
             self.store.list_jobs,
-            state=JobState(state) if state is not None else None,
+            state=check_state(state) if state is not None else None,
             kind=kind,
             queue=queue,
             limit=limit,
@@ -341,7 +362,7 @@ class AsyncClient:
     async def complete_external(self, callback_id: str, payload: Any = None) -> JobRecord:
         return await self._call(self._ops.resolve, callback_id, CompleteCallback(payload))
 
-    async def fail_external(self, callback_id: str, error: str = "failed by callback") -> JobRecord:
+    async def fail_external(self, callback_id: str, error: str = FAILED_BY_CALLBACK) -> JobRecord:
         return await self._call(self._ops.resolve, callback_id, FailCallback(error))
 
     async def retry_external(self, callback_id: str) -> JobRecord:
@@ -364,8 +385,9 @@ class Client:
         *,
         store: ClaimStore | None = None,
         clock: Clock | None = None,
+        max_args_bytes: int | None = ARGS_BYTES_MAX_DEFAULT,
     ) -> None:
-        self._async = AsyncClient(dsn, store=store, clock=clock)
+        self._async = AsyncClient(dsn, store=store, clock=clock, max_args_bytes=max_args_bytes)
         self.store = self._async.store
         self.registry = self._async.registry
         self._ops = self._async._ops
@@ -462,7 +484,7 @@ class Client:
         queue: str | None = None,
         limit: int = 100,
     ) -> list[JobRecord]:
-        state = JobState(state) if state is not None else None
+        state = check_state(state) if state is not None else None
         return self.store.list_jobs(state=state, kind=kind, queue=queue, limit=limit)
 
     def cancel(self, job_id: int) -> JobRecord:
@@ -504,7 +526,7 @@ class Client:
     def complete_external(self, callback_id: str, payload: Any = None) -> JobRecord:
         return self._ops.resolve(callback_id, CompleteCallback(payload))
 
-    def fail_external(self, callback_id: str, error: str = "failed by callback") -> JobRecord:
+    def fail_external(self, callback_id: str, error: str = FAILED_BY_CALLBACK) -> JobRecord:
         return self._ops.resolve(callback_id, FailCallback(error))
 
     def retry_external(self, callback_id: str) -> JobRecord:

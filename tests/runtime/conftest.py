@@ -60,11 +60,17 @@ async def state_of(client: awa.AsyncClient, job_id: int) -> awa.JobState:
     return (await client.get_job(job_id)).state
 
 
-async def reaches(client: awa.AsyncClient, job_id: int, state: awa.JobState) -> awa.JobRecord:
+async def reaches(
+    client: awa.AsyncClient,
+    job_id: int,
+    state: awa.JobState,
+    *,
+    timeout_s: float = REAL_TIMEOUT_S,
+) -> awa.JobRecord:
     async def check() -> bool:
         return await state_of(client, job_id) is state
 
-    await until(check)
+    await until(check, timeout_s)
     return await client.get_job(job_id)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from awa.domain import Job as JobRecord
@@ -40,9 +41,13 @@ class Attempt:
     """Owned by the runtime's event loop; handlers touch only the buffers and flags, which are
     safe to use from a handler thread."""
 
-    def __init__(self, record: JobRecord, config: QueueConfig, *, is_async: bool) -> None:
+    def __init__(
+        self, record: JobRecord, config: QueueConfig, *, is_async: bool, now: datetime
+    ) -> None:
         self.record = record
         self.lease: Lease = record.lease
+        self.deadline_local: datetime | None = None
+        self.started(record, now)
         self.config = config
         self.is_async = is_async
         self.cancelled = Flag()
@@ -55,6 +60,19 @@ class Attempt:
         self._lock = threading.Lock()
         self._progress: dict[str, Any] | None = None
         self._metadata: dict[str, Any] = {}
+
+    def started(self, record: JobRecord, now: datetime) -> None:
+        """The store (re)started the attempt's clock: a claim, or a callback's resume.
+
+        ``deadline_at`` is on the store's clock (the database's), ``now`` on this process's;
+        hosts need not agree about the time, so the deadline is carried over as the time left
+        (``deadline_at - heartbeat_at``, both written by the store in the same statement)
+        counted from ``now``."""
+        self.record = record
+        if record.deadline_at is None or record.heartbeat_at is None:
+            self.deadline_local = None
+        else:
+            self.deadline_local = now + (record.deadline_at - record.heartbeat_at)
 
     # -- buffered progress and metadata (flushed with heartbeats and with the outcome) --------
     def set_progress(self, percent: float, message: str | None = None) -> None:

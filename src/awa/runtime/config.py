@@ -66,6 +66,10 @@ class RuntimeConfig:
     deadline_grace_s: float = attrs.field(default=1.0, converter=_interval_s)
     finished_retention_s: float = attrs.field(default=24 * 3600.0, converter=_interval_s)
     dlq_retention_s: float = attrs.field(default=30 * 24 * 3600.0, converter=_interval_s)
+    #: a store call still running after this is abandoned and its service tries again
+    store_call_timeout_s: float = attrs.field(default=60.0, converter=_interval_s)
+    #: an event loop that has not turned for this long is logged (once), naming the job
+    loop_block_warning_s: float = attrs.field(default=1.0, converter=_interval_s)
     claim_batch_max: int = 1000
     finish_batch_max: int = 1000
     maintenance_batch_max: int = 1000

@@ -145,7 +145,7 @@ class _JobView(Generic[T]):
         if record.state is JobState.WAITING_EXTERNAL:
             return False, None
         if record.state is JobState.RUNNING and record.callback_id is None:
-            self._attempt.record = record
+            self._attempt.started(record, self._runtime.clock.now())  # the resume restarts it
             self._attempt.waiting_callback = False
             return True, record.callback_result
         raise AttemptEnded(f"job {self.id} was {record.state.value} by its callback")

@@ -14,6 +14,7 @@ from awa.domain import (
     TerminalError,
     WaitForCallback,
 )
+from awa.domain.validation import storable_text
 
 __all__ = ["outcome_from_exception", "outcome_from_return"]
 
@@ -31,12 +32,21 @@ def outcome_from_return(value: object) -> Outcome:
 def _short_traceback(exc: BaseException) -> str:
     lines = tb.format_exception(type(exc), exc, exc.__traceback__, limit=-_TRACEBACK_FRAMES)
     text = "".join(lines)
-    return text if len(text) <= _TRACEBACK_CHARS_MAX else "…" + text[-_TRACEBACK_CHARS_MAX:]
+    if len(text) > _TRACEBACK_CHARS_MAX:
+        text = "…" + text[-_TRACEBACK_CHARS_MAX:]
+    return storable_text(text)
 
 
 def _describe(exc: BaseException) -> str:
-    message = str(exc)
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    """``ExcType: message``, made storable: the message is whatever the handler's code put in
+    it (a NUL from a binary record, a lone surrogate from a file name), and it is this attempt's
+    own record, so it is kept visibly escaped rather than refused."""
+    try:
+        message = str(exc)
+    except Exception as str_failed:  # an exception whose __str__ itself raises
+        message = f"<str() failed: {type(str_failed).__name__}>"
+    name = type(exc).__name__
+    return storable_text(f"{name}: {message}" if message.strip() else name)
 
 
 def outcome_from_exception(exc: BaseException) -> Fail:

@@ -32,10 +32,12 @@ from awa.ports import (
     Event,
     Finish,
     JobsAvailable,
+    SystemClock,
 )
 from awa.runtime.attempts import Attempt, AttemptEnded
 from awa.runtime.config import QueueConfig, RuntimeConfig
 from awa.runtime.context import Job, SyncJob
+from awa.runtime.heartbeats import HeartbeatService, LoopWatch, OffLoopHeartbeats
 from awa.runtime.outcomes import outcome_from_exception, outcome_from_return
 from awa.runtime.registry import Task, TaskRegistry
 from awa.runtime.serialization import load_args
@@ -43,10 +45,10 @@ from awa.runtime.services import (
     ClaimService,
     CompletionService,
     DeadlineService,
-    HeartbeatService,
     MaintenanceService,
     Service,
 )
+from awa.runtime.store_calls import StoreCalls
 
 __all__ = ["Runtime", "RuntimeStats"]
 
@@ -54,7 +56,6 @@ log = logging.getLogger("awa.runtime")
 R = TypeVar("R")
 
 _ERROR_BACKOFF_S = 1.0
-_STORE_THREADS = 4
 
 
 @attrs.define
@@ -98,25 +99,33 @@ class Runtime:
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.stats = RuntimeStats()
         # inline: store calls run on the loop thread, for deterministic simulation
-        self._inline = inline_store_calls
+        self.store_call = StoreCalls(
+            inline=inline_store_calls, timeout_s=self.config.store_call_timeout_s
+        )
+        # real time: heartbeats from a thread, so a blocked loop cannot starve them; under a
+        # manual clock or in a simulation they are a scheduled service like the others
+        self._real_time = not inline_store_calls and isinstance(clock, SystemClock)
         self._attempts: dict[Lease, Attempt] = {}
         self._running: Counter[str] = Counter()
         self._finishes: list[Finish] = []
-        self._store_pool = ThreadPoolExecutor(_STORE_THREADS, thread_name_prefix="awa-store")
         sync_slots = sum(q.concurrency for q in queues)
         self._handler_pool = ThreadPoolExecutor(sync_slots, thread_name_prefix="awa-handler")
         self._claimers = {q.queue: ClaimService(self, q) for q in queues}
         self._maintenance = MaintenanceService(
             self, self.config, max(q.heartbeat_staleness_s for q in queues)
         )
+        self._heartbeats = HeartbeatService(self, min(q.heartbeat_interval_s for q in queues))
         services: list[Service] = [
             *self._claimers.values(),
             CompletionService(self),
-            HeartbeatService(self, min(q.heartbeat_interval_s for q in queues)),
             DeadlineService(self, self.config.deadline_grace_s),
         ]
+        if not self._real_time:
+            services.append(self._heartbeats)
         if self.config.run_maintenance:
             services.append(self._maintenance)
+        self._off_loop_heartbeats: OffLoopHeartbeats | None = None
+        self._loop_watch: LoopWatch | None = None
         self._slots = {s.name: _Slot(s, due_at=None) for s in services}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wakeup: asyncio.Event | None = None
@@ -143,6 +152,13 @@ class Runtime:
         now = self.clock.now()
         for slot in self._slots.values():
             slot.due_at = now
+        if self._real_time:
+            self._off_loop_heartbeats = OffLoopHeartbeats(self._heartbeats, self._loop)
+            self._off_loop_heartbeats.start()
+            self._loop_watch = LoopWatch(
+                self._loop, self.config.loop_block_warning_s, self._attempt_of_task
+            )
+            self._loop_watch.start()
 
     async def shutdown(self, timeout: float = 30.0) -> None:
         """Stop claiming; let running handlers finish (heartbeats go on) for up to
@@ -187,11 +203,15 @@ class Runtime:
         await asyncio.gather(*running, return_exceptions=True)
 
     async def _close(self, *, resign: bool) -> None:
+        if self._off_loop_heartbeats is not None:
+            self._off_loop_heartbeats.stop()
+        if self._loop_watch is not None:
+            self._loop_watch.stop()
         if self._unsubscribe is not None:
             self._unsubscribe()
         if resign and self.config.run_maintenance:
             await self.store_call(self._maintenance.resign)
-        self._store_pool.shutdown(wait=False)
+        self.store_call.shutdown()
         self._handler_pool.shutdown(wait=False)
 
     # -- the scheduler: the one place that waits --------------------------------------------
@@ -274,12 +294,6 @@ class Runtime:
         ``maintenance``."""
         return self._slots[name].service
 
-    async def store_call(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
-        if self._inline:
-            return fn(*args, **kwargs)
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._store_pool, functools.partial(fn, *args, **kwargs))
-
     # -- hints from the store ---------------------------------------------------------------
     def _on_event_threadsafe(self, event: Event) -> None:
         loop = self._loop
@@ -310,7 +324,9 @@ class Runtime:
     def start_attempt(self, config: QueueConfig, record: JobRecord) -> None:
         self.stats.claimed += 1
         task = self.registry.for_kind(record.kind)
-        attempt = Attempt(record, config, is_async=task is not None and task.is_async)
+        attempt = Attempt(
+            record, config, is_async=task is not None and task.is_async, now=self.clock.now()
+        )
         self._attempts[attempt.lease] = attempt
         self._running[config.queue] += 1
         self._idle_event().clear()
@@ -388,6 +404,13 @@ class Runtime:
         attempt.end(cancelled=False)
         self._release(attempt)
         attempt.dropped = True
+
+    def _attempt_of_task(self, task: asyncio.Task[object] | None) -> Attempt | None:
+        """The attempt whose async handler runs as ``task`` (any thread may ask)."""
+        for attempt in list(self._attempts.values()):
+            if attempt.future is task:
+                return attempt
+        return None
 
     def _idle_event(self) -> asyncio.Event:
         assert self._idle is not None, "the runtime has not started"

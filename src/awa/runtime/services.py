@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
-from awa.domain import AwaError, JobState
-from awa.ports import Applied, Heartbeat, Stale, StaleReason
+from awa.domain import AwaError, Fail, ValidationError
+from awa.domain.validation import storable_text
+from awa.ports import Applied, Finish, Stale, WriteResult
 from awa.runtime.config import QueueConfig, RuntimeConfig
 
 if TYPE_CHECKING:
@@ -21,7 +22,6 @@ __all__ = [
     "ClaimService",
     "CompletionService",
     "DeadlineService",
-    "HeartbeatService",
     "MaintenanceReport",
     "MaintenanceService",
     "Service",
@@ -77,58 +77,46 @@ class CompletionService:
         if not batch:
             return None
         try:
-            results = await rt.store_call(rt.store.finish, batch)
-        except AwaError:
+            results = await self._write(batch)
+        except AwaError:  # the database, not an outcome: the whole batch waits for a retry
             rt.requeue_finishes(batch)
             raise
         for result in results:
             if isinstance(result, Stale):
                 rt.stats.stale_finishes += 1
                 log.debug("finish of %s dropped: %s", result.lease, result.reason)
-            else:
+            elif isinstance(result, Applied):
                 rt.stats.finished += 1
         return 0.0 if rt.has_finishes() else None
 
-
-class HeartbeatService:
-    """One batched heartbeat for every attempt this process runs, with buffered progress."""
-
-    name = "heartbeat"
-
-    def __init__(self, runtime: Runtime, interval_s: float) -> None:
-        self.runtime = runtime
-        self.interval_s = interval_s
-
-    async def run_once(self, now: datetime) -> float | None:
+    async def _write(self, batch: list[Finish]) -> list[WriteResult | None]:
+        """Write ``batch``; when the store refuses it as bad input, split it until the bad
+        outcome stands alone, so its neighbours are written at once and only it fails."""
         rt = self.runtime
-        attempts = [a for a in rt.attempts() if not a.ended and not a.dropped]
-        if not attempts:
-            return self.interval_s
-        beats = []
-        for attempt in attempts:
-            progress, metadata = attempt.take_buffers()
-            beats.append(Heartbeat(attempt.lease, progress, metadata))
         try:
-            results = await rt.store_call(rt.store.heartbeat, beats)
-        except AwaError:
-            for attempt, beat in zip(attempts, beats, strict=True):
-                attempt.restore_buffers(
-                    dict(beat.progress) if beat.progress else None,
-                    dict(beat.metadata) if beat.metadata else None,
-                )
-            raise
-        for attempt, result in zip(attempts, results, strict=True):
-            if isinstance(result, Stale):
-                # cancelled by an operator, or rescued while we were slow: stop the handler
-                attempt.end(cancelled=result.reason is StaleReason.CANCELLED)
-            elif (
-                isinstance(result, Applied)
-                and attempt.waiting_callback
-                and result.job.state is JobState.RUNNING
-                and result.job.callback_id is None
-            ):
-                attempt.signal_callback()  # resumed: polling fallback for a lost hint
-        return self.interval_s
+            return list(await rt.store_call(rt.store.finish, batch))
+        except ValidationError as refused:
+            if len(batch) == 1:
+                return [await self._fail_unstorable(batch[0], refused)]
+            half = len(batch) // 2
+            return [*await self._write(batch[:half]), *await self._write(batch[half:])]
+
+    async def _fail_unstorable(
+        self, finish: Finish, refused: ValidationError
+    ) -> WriteResult | None:
+        """The attempt's outcome cannot be stored: fail the attempt with an error saying why
+        (retried like a raised exception), without the buffers that may be the cause."""
+        rt = self.runtime
+        error = storable_text(f"outcome could not be stored: {refused}")
+        log.warning("job %s: %s", finish.lease, error)
+        try:
+            [result] = await rt.store_call(rt.store.finish, [Finish(finish.lease, Fail(error))])
+        except ValidationError:
+            log.error(
+                "job %s: even its failure could not be stored; it will be rescued", finish.lease
+            )
+            return None
+        return result
 
 
 class DeadlineService:
@@ -145,7 +133,7 @@ class DeadlineService:
         rt = self.runtime
         next_due: float | None = None
         for attempt in rt.attempts():
-            deadline = attempt.record.deadline_at
+            deadline = attempt.deadline_local  # this process's clock, like now
             if deadline is None or not attempt.is_async or attempt.waiting_callback:
                 continue
             overdue_s = (now - deadline).total_seconds() - self.grace_s

@@ -63,6 +63,10 @@ def dump_json(value: Any) -> str:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise ValidationError(f"value cannot be stored as JSON: {exc}") from None
+    except RecursionError:
+        raise ValidationError("value is nested too deeply to be stored as JSON") from None
+    if "e+" in text:  # rare: only then look for floats that jsonb would turn into integers
+        text = _keep_large_floats(value, text)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -71,6 +75,33 @@ def dump_json(value: Any) -> str:
             " which is not valid UTF-8 and cannot be stored"
         ) from None
     return text
+
+
+def _keep_large_floats(value: Any, text: str) -> str:
+    """``1e+20`` is an integer to ``jsonb`` (``numeric`` keeps no exponent), so ``1e20`` would
+    come back as ``100000000000000000000``, an ``int``. Written as ``100000000000000000000.0``
+    it keeps its scale and comes back a ``float``. Such floats (``repr`` with an exponent
+    ``e+``) are always whole numbers, so ``int(x)`` is exact."""
+    positional: list[str] = []
+
+    def mark(item: Any) -> Any:
+        if isinstance(item, float):
+            if "e+" not in repr(item):
+                return item
+            positional.append(f"{int(item)}.0")
+            return f"\x00float{len(positional) - 1}"  # NUL: never in stored text
+        if isinstance(item, dict):
+            return {key: mark(inner) for key, inner in item.items()}
+        if isinstance(item, (list, tuple)):
+            return [mark(inner) for inner in item]
+        return item
+
+    marked = json.dumps(mark(value), ensure_ascii=False, separators=(",", ":"))
+    if not positional:
+        return text  # the "e+" was inside a string
+    for index, number in enumerate(positional):
+        marked = marked.replace(f'"\\u0000float{index}"', number, 1)
+    return marked
 
 
 def fast_json_loads(data: str | bytes) -> Any:

@@ -10,7 +10,9 @@
   destructive command not confirmed;
 * ``130`` interrupted.
 
-Unexpected exceptions (bugs) keep their traceback.
+Unexpected exceptions (bugs) keep their traceback. An error line is shown like any other user
+data: control characters escaped, and no database password in it, even one a driver quotes
+back from a malformed URL (``awa.cli.redaction``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
+from awa.cli.connect import URL_ENV_VARS
+from awa.cli.output import printable
+from awa.cli.redaction import redact
 from awa.domain import AwaError, JobState
 from awa.testing.simulation.cli import add_arguments as simulation_arguments
 
@@ -32,11 +37,15 @@ EXIT_REFUSED = 2
 EXIT_INTERRUPTED = 130
 
 
+class _UsageError(Exception):
+    """The command line was refused; ``main`` prints it as one line (it may quote a URL)."""
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with a one-line error: the message and where to find help."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_REFUSED, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+        raise _UsageError(f"{self.prog}: error: {message} (see `{self.prog} --help`)")
 
 
 def _common_options(*, top: bool) -> _Parser:
@@ -188,6 +197,23 @@ def _one_line(message: str) -> str:
     return " ".join(part.strip() for part in message.splitlines() if part.strip())
 
 
+def _given_urls(argv: Sequence[str]) -> list[str]:
+    """The ``--database-url`` values on a command line, parsed or not."""
+    urls: list[str] = []
+    for index, word in enumerate(argv):
+        if word == "--database-url" and index + 1 < len(argv):
+            urls.append(argv[index + 1])
+        elif word.startswith("--database-url="):
+            urls.append(word.partition("=")[2])
+    return urls
+
+
+def _shown(message: str, urls: Sequence[str | None]) -> str:
+    """An error message as one safe line: passwords of ``urls`` (and of any URL in it)
+    redacted, control characters escaped."""
+    return printable(_one_line(redact(message, urls)))
+
+
 def main(
     argv: Sequence[str] | None = None,
     *,
@@ -199,22 +225,29 @@ def main(
     from awa.cli.commands import COMMANDS, Refused, Session
 
     err = stderr or sys.stderr
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    environ = os.environ
+    urls = [*_given_urls(words), *(environ.get(name) for name in URL_ENV_VARS)]
+    try:
+        args = build_parser().parse_args(words)
+    except _UsageError as exc:
+        err.write(_shown(str(exc), urls) + "\n")
+        return EXIT_REFUSED
     if args.group == "simulate":
         from awa.testing.simulation.cli import run_from_args
 
         return run_from_args(args)
     name = args.group if args.group == "migrate" else f"{args.group} {args.command}"
     session = Session(
-        stdout=stdout or sys.stdout, stderr=err, stdin=stdin or sys.stdin, environ=os.environ
+        stdout=stdout or sys.stdout, stderr=err, stdin=stdin or sys.stdin, environ=environ
     )
     try:
         COMMANDS[name](args, session)
     except AwaError as exc:
-        err.write(f"awa: error: {_one_line(str(exc)) or type(exc).__name__}\n")
+        err.write(f"awa: error: {_shown(str(exc), urls) or type(exc).__name__}\n")
         return EXIT_FAILED
     except Refused as exc:
-        err.write(f"awa: refused: {_one_line(str(exc))}\n")
+        err.write(f"awa: refused: {_shown(str(exc), urls)}\n")
         return EXIT_REFUSED
     except KeyboardInterrupt:
         err.write("awa: interrupted\n")

@@ -1,4 +1,7 @@
-"""Where the CLI's database comes from, and a store that fails fast when it is unreachable."""
+"""Where the CLI's database comes from, and a store that fails fast when it is unreachable.
+
+Its errors name the server (host, port, database) and never the password: a driver's message
+is passed through ``redact``, which also catches the pieces of a malformed URL libpq quotes."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from awa.cli.redaction import redact
 from awa.domain import DatabaseError
 
 if TYPE_CHECKING:
@@ -60,7 +64,11 @@ def open_store(url: str, *, pool_size: int = 2) -> Iterator[PostgresStore]:
     try:
         probe = psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True)
     except psycopg.Error as exc:
-        raise DatabaseError(f"cannot connect to PostgreSQL at {where}: {exc}") from exc
+        # from None: the driver's error may quote the password, and a chained traceback would
+        # show it
+        raise DatabaseError(
+            f"cannot connect to PostgreSQL at {where}: {redact(str(exc), [url])}"
+        ) from None
     probe.close()
     pool: ConnectionPool[psycopg.Connection[tuple[object, ...]]] = ConnectionPool(
         url,
@@ -74,7 +82,9 @@ def open_store(url: str, *, pool_size: int = 2) -> Iterator[PostgresStore]:
     try:
         pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
     except Exception as exc:  # psycopg_pool.PoolTimeout and friends
-        raise DatabaseError(f"cannot connect to PostgreSQL at {where}: {exc}") from exc
+        raise DatabaseError(
+            f"cannot connect to PostgreSQL at {where}: {redact(str(exc), [url])}"
+        ) from None
     try:
         with PostgresStore(pool) as store:
             yield store

@@ -3,6 +3,13 @@
 One converter turns every value into JSON-ready data: timestamps as ISO 8601 in UTC, states as
 their names, tuples as lists. Keys follow the value's fields, so they are stable. The human
 tables show the same data; rich is imported only when a table is printed.
+
+User data is data. Job arguments, error texts and tracebacks come from whoever inserted or ran
+the job, so the human output never reads them as rich markup (``[bold]`` stays ``[bold]``, a
+stray ``[/quote]`` cannot crash it) and shows control characters escaped (``\\x1b``, not an
+escape sequence the terminal would obey): every printer here goes through ``printable``. JSON
+output keeps the data exact; it only writes DEL and the C1 controls as ``\\u`` escapes, which
+parse back to the same characters.
 """
 
 from __future__ import annotations
@@ -24,9 +31,31 @@ __all__ = [
     "human_duration",
     "job_data",
     "print_json",
+    "printable",
     "stats_data",
     "when",
 ]
+
+# C0 (but newline and tab, where a multi-line field keeps its lines), DEL and C1: ESC starts
+# a terminal escape sequence, BEL rings, CR overwrites what the line showed, and 0x9b is a
+# one-byte CSI on terminals that honour 8-bit controls
+_CONTROLS = [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)]
+_ESCAPED = {code: f"\\x{code:02x}" for code in _CONTROLS}
+_ESCAPED_KEEPING_LINES = {code: e for code, e in _ESCAPED.items() if chr(code) not in "\n\t"}
+_JSON_ESCAPED = {code: f"\\u{code:04x}" for code in (0x7F, *range(0x80, 0xA0))}
+
+
+def printable(text: str, *, lines: bool = False) -> str:
+    """``text`` safe to show on a terminal: control characters as ``\\xNN`` (newline and tab
+    kept when ``lines``), unpaired surrogates as ``\\udcNN``. Markup is not touched here; the
+    printers below never interpret it."""
+    shown = text.translate(_ESCAPED_KEEPING_LINES if lines else _ESCAPED)
+    try:
+        shown.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = shown.encode("utf-8", "backslashreplace").decode("utf-8")
+    return shown
+
 
 converter = cattrs.Converter()
 converter.register_unstructure_hook(datetime, lambda d: d.astimezone(timezone.utc).isoformat())
@@ -67,9 +96,12 @@ def stats_data(stats: QueueStats, now: datetime) -> dict[str, Any]:
 
 
 def print_json(document: Mapping[str, Any], out: TextIO | None = None) -> None:
-    """One JSON document, keys in a stable order, then a newline."""
+    """One JSON document, keys in a stable order, then a newline. DEL and C1 controls are
+    written as ``\\u`` escapes (JSON already escapes C0): the same data, harmless on a
+    terminal."""
     stream = out or sys.stdout
-    stream.write(json.dumps(document, indent=2, ensure_ascii=False, default=str))
+    text = json.dumps(document, indent=2, ensure_ascii=False, default=str)
+    stream.write(text.translate(_JSON_ESCAPED))
     stream.write("\n")
 
 
@@ -93,16 +125,29 @@ def human_duration(seconds: float | None) -> str:
     return f"{seconds / 86400:.1f}d"
 
 
+def _text(text: str, *, lines: bool = False) -> Any:
+    """A rich ``Text``: shown as it is, never parsed as markup."""
+    from rich.text import Text
+
+    return Text(printable(text, lines=lines))
+
+
 def print_table(
     title: str | None, columns: Sequence[str], rows: Iterable[Sequence[str]], out: TextIO
 ) -> None:
+    """One row per record; a cell is one line (a newline in a value shows as ``\\x0a``)."""
     from rich.table import Table
 
-    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+    table = Table(
+        title=None if title is None else _text(title),
+        title_justify="left",
+        show_edge=False,
+        pad_edge=False,
+    )
     for column in columns:
-        table.add_column(column, overflow="fold")
+        table.add_column(_text(column), overflow="fold")
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*(_text(cell) for cell in row))
     _console(out).print(table)
 
 
@@ -110,16 +155,23 @@ def print_fields(title: str | None, fields: Sequence[tuple[str, str]], out: Text
     """A two-column ``name  value`` block for one record."""
     from rich.table import Table
 
-    table = Table(title=title, title_justify="left", show_header=False, box=None, pad_edge=False)
+    table = Table(
+        title=None if title is None else _text(title),
+        title_justify="left",
+        show_header=False,
+        box=None,
+        pad_edge=False,
+    )
     table.add_column(style="bold", no_wrap=True)
     table.add_column(overflow="fold")
     for name, value in fields:
-        table.add_row(name, value)
+        table.add_row(_text(name), _text(value))
     _console(out).print(table)
 
 
 def print_line(text: str, out: TextIO) -> None:
-    _console(out).print(text, highlight=False, markup=False, soft_wrap=True)
+    """``text`` as it is, its lines kept (a traceback, an error of several lines)."""
+    _console(out).print(_text(text, lines=True), soft_wrap=True)
 
 
 def _console(out: TextIO) -> Any:
@@ -127,7 +179,9 @@ def _console(out: TextIO) -> Any:
 
     # not a terminal (a pipe, a file, a test): wide, so that a row stays one line for grep
     width = None if out.isatty() else 200
-    return Console(file=out, width=width, highlight=False, soft_wrap=False)
+    return Console(
+        file=out, width=width, highlight=False, markup=False, emoji=False, soft_wrap=False
+    )
 
 
 def compact_json(value: Any) -> str:

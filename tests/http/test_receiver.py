@@ -7,15 +7,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -23,29 +20,10 @@ import pytest
 from awa.adapters.postgres import PostgresStore
 from awa.domain import Job, JobState, ValidationError
 from awa.http import SIGNATURE_HEADER, TIMESTAMP_HEADER, callback_url, create_app, sign_request
-from tests.http.conftest import SECRET
+from tests.http.conftest import SECRET, post, serving_command
 
 ROOT = Path(__file__).resolve().parents[2]
 Pending = Callable[[], Job]
-
-
-def post(
-    base: str,
-    callback_id: str,
-    action: str,
-    document: Any = None,
-    *,
-    body: bytes | None = None,
-    secret: bytes | None = SECRET,
-    timestamp: int | None = None,
-    headers: dict[str, str] | None = None,
-) -> httpx.Response:
-    """POST ``document`` (or raw ``body``) to ``action``, signed with ``secret`` unless None."""
-    raw = body if body is not None else json.dumps(document or {}).encode()
-    sent = {"content-type": "application/json", **(headers or {})}
-    if secret is not None:
-        sent.update(sign_request(secret, callback_id, raw, timestamp, action=action))
-    return httpx.post(callback_url(base, callback_id, action), content=raw, headers=sent)
 
 
 # -- the four actions, signed -----------------------------------------------------------------
@@ -313,43 +291,15 @@ def test_the_helpers_build_urls_and_headers_the_receiver_accepts() -> None:
 # -- the command ------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_awa_callbacks_serve_runs_the_receiver(
     http_database: str, store: PostgresStore, pending: Pending
 ) -> None:
     job = pending()
-    port = _free_port()
-    env = {**os.environ, "AWA_DATABASE_URL": http_database, "AWA_CALLBACK_SECRET": "from-env"}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "awa", "callbacks", "serve", "--port", str(port)],
-        env=env,
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 15
-        while True:  # until the port accepts, with a bound
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert server.poll() is None, server.communicate()
-                assert time.monotonic() < deadline, "awa callbacks serve did not start"
-                time.sleep(0.05)
+    env = {"AWA_DATABASE_URL": http_database, "AWA_CALLBACK_SECRET": "from-env"}
+    with serving_command(env=env) as base:
         assert post(base, job.callback_id or "", "complete", {}).status_code == 401  # test secret
         answer = post(base, job.callback_id or "", "complete", {}, secret=b"from-env")
         assert answer.status_code == 200, answer.text
-    finally:
-        server.send_signal(signal.SIGINT)
-        server.communicate(timeout=15)
     assert store.get_job(job.id).state is JobState.COMPLETED
 
 

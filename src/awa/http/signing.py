@@ -107,7 +107,8 @@ def verify_request(
     if not signature_header or timestamp_header is None:
         raise SignatureRejected(f"missing {SIGNATURE_HEADER} or {TIMESTAMP_HEADER} header")
     stamp = timestamp_header.strip()
-    if not stamp.isdigit() or len(stamp) > 12:
+    # ASCII digits only: "¹²³".isdigit() is true and int() refuses it
+    if not (stamp.isascii() and stamp.isdigit()) or len(stamp) > 12:
         raise SignatureRejected(f"{TIMESTAMP_HEADER} must be Unix time in whole seconds")
     if abs(now - int(stamp)) > replay_window_s:
         raise SignatureRejected("timestamp outside the replay window")

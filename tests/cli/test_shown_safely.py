@@ -129,6 +129,26 @@ def test_an_error_that_quotes_user_input_shows_it_escaped(awa: Awa) -> None:
     assert "\x07" not in line
 
 
+@pytest.mark.parametrize(
+    ("payload", "says"),
+    [
+        ("[" * 5000 + "]" * 5000, "nested too deeply"),
+        ("1" + "0" * 5000, "number too long"),
+    ],
+)
+def test_a_payload_json_cannot_read_is_refused_on_one_line_and_changes_nothing(
+    awa: Awa, store: PostgresStore, payload: str, says: str
+) -> None:
+    insert(store, queue="hostile")
+    job = claim_one(store, "hostile")
+    waiting = store.register_callback(job.lease, timeout_s=600).job  # type: ignore[union-attr]
+    callback_id = waiting.callback_id or ""
+    for verb in ("complete", "resume"):
+        ran = awa("callback", verb, callback_id, "--payload", payload)
+        ran.assert_one_line_error("--payload", says, code=2)
+    assert store.get_job(job.id) == waiting
+
+
 # -- database URLs ----------------------------------------------------------------------------
 
 

@@ -77,6 +77,10 @@ def _payload(args: argparse.Namespace) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise Refused(f"--payload is not valid JSON: {exc}") from None
+    except RecursionError:  # the domain allows 64 levels; this is past a thousand
+        raise Refused("--payload is nested too deeply to read") from None
+    except ValueError:  # int() refuses a literal of more than sys.get_int_max_str_digits()
+        raise Refused("--payload holds a number too long to read") from None
 
 
 def _filter_text(queue: str | None, kind: str | None) -> str:

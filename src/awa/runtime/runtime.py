@@ -118,10 +118,9 @@ class Runtime:
         services: list[Service] = [
             *self._claimers.values(),
             CompletionService(self),
+            *([] if self._real_time else [self._heartbeats]),
             DeadlineService(self, self.config.deadline_grace_s),
         ]
-        if not self._real_time:
-            services.append(self._heartbeats)
         if self.config.run_maintenance:
             services.append(self._maintenance)
         self._off_loop_heartbeats: OffLoopHeartbeats | None = None

@@ -25,7 +25,7 @@ from awa.domain import (
     ValidationError,
 )
 from awa.domain import Job as JobRecord
-from awa.domain.outcomes import FAILED_BY_CALLBACK
+from awa.domain.defaults import FAILED_BY_CALLBACK
 from awa.domain.validation import ARGS_BYTES_MAX_DEFAULT, check_args_size, check_state
 from awa.ports import AsyncInserts, ClaimStore, Clock, QueueStats, SystemClock
 from awa.runtime.config import QueueConfig, RuntimeConfig

@@ -14,10 +14,11 @@ import attrs
 
 from awa.domain import outcomes as o
 from awa.domain.backoff import RandomSource, backoff_s
+from awa.domain.defaults import DEADLINE_S
 from awa.domain.errors import CallbackNotFound, IllegalTransition
 from awa.domain.rescue import RescueCause
 from awa.domain.states import JobState
-from awa.domain.transitions import TRANSITIONS, Trigger, allowed_from
+from awa.domain.transitions import Trigger, next_state
 from awa.domain.validation import check_json_object, check_seconds
 from awa.domain.values import DlqEntry, DlqReason, ErrorEntry, Job, NewJob
 
@@ -52,17 +53,24 @@ class Decision:
     error: ErrorEntry | None = None
     dlq_reason: str | None = None
 
+    def dead_letter_reason(self, dlq_enabled: bool) -> str | None:
+        """Row 19: the reason to move the decided job to the dead-letter queue with, when its
+        queue has one enabled and the decision failed the job; ``None`` keeps it in place."""
+        if dlq_enabled and self.job.state is JobState.FAILED and self.dlq_reason is not None:
+            return self.dlq_reason
+        return None
+
 
 def _move(job: Job, trigger: Trigger, **changes: Any) -> Job:
-    state = TRANSITIONS.get((job.state, trigger))
-    if state is None:
-        raise IllegalTransition(job.state, trigger, allowed_from(trigger), job.id)
-    return attrs.evolve(job, state=state, **changes)
+    return attrs.evolve(job, state=_require(job, trigger), **changes)
 
 
-def _require(job: Job, trigger: Trigger) -> None:
-    if (job.state, trigger) not in TRANSITIONS:
-        raise IllegalTransition(job.state, trigger, allowed_from(trigger), job.id)
+def _require(job: Job, trigger: Trigger) -> JobState:
+    """The state the table moves ``job`` to; ``IllegalTransition`` naming the job if none."""
+    try:
+        return next_state(job.state, trigger)
+    except IllegalTransition as refused:
+        raise IllegalTransition(job.state, trigger, refused.allowed, job.id) from None
 
 
 def _seconds_after(now: datetime, seconds: float) -> datetime:
@@ -125,7 +133,7 @@ def promote(job: Job, now: datetime) -> Job:
     return _move(job, Trigger.PROMOTE)
 
 
-def claim(job: Job, now: datetime, deadline_duration_s: float = 300.0) -> Job:
+def claim(job: Job, now: datetime, deadline_duration_s: float = DEADLINE_S) -> Job:
     """Row 3 (promoting a due scheduled/retryable job first): a new attempt and a new lease."""
     check_seconds("deadline_duration", deadline_duration_s)
     if job.state in (JobState.SCHEDULED, JobState.RETRYABLE):
@@ -287,8 +295,12 @@ _RESOLUTION_TRIGGERS: dict[type[object], Trigger] = {
 
 
 def _pending_callback(job: Job, callback_id: str, trigger: Trigger) -> None:
-    if job.callback_id != callback_id or (job.state, trigger) not in TRANSITIONS:
+    if job.callback_id != callback_id:
         raise CallbackNotFound(callback_id)
+    try:
+        next_state(job.state, trigger)
+    except IllegalTransition:
+        raise CallbackNotFound(callback_id) from None
 
 
 def resolve_callback(

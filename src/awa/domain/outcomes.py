@@ -7,10 +7,10 @@ from typing import Any
 import attrs
 
 from awa.domain import validation as v
+from awa.domain.defaults import FAILED_BY_CALLBACK
 from awa.domain.values import CallbackToken
 
 __all__ = [
-    "FAILED_BY_CALLBACK",
     "Cancel",
     "Complete",
     "CompleteCallback",
@@ -24,10 +24,6 @@ __all__ = [
     "Snooze",
     "WaitForCallback",
 ]
-
-
-#: the error a callback failure records when the external side gives none
-FAILED_BY_CALLBACK = "failed by callback"
 
 
 def _retry_after_s(value: float) -> float:

@@ -6,9 +6,9 @@ import enum
 from datetime import datetime, timedelta
 
 from awa.domain.states import JobState
-from awa.domain.values import DlqReason, Job
+from awa.domain.values import DlqReason, ErrorEntry, Job
 
-__all__ = ["RescueCause", "rescue_cause"]
+__all__ = ["RescueCause", "dlq_reason_after", "rescue_cause"]
 
 
 class RescueCause(enum.Enum):
@@ -21,6 +21,25 @@ class RescueCause(enum.Enum):
     def __init__(self, error: str, dlq_reason: DlqReason) -> None:
         self.error = error
         self.dlq_reason = dlq_reason
+
+    @classmethod
+    def of_error(cls, error: str) -> RescueCause | None:
+        """The cause whose exact text ``error`` is (an entry of a job's history), if any."""
+        return _BY_ERROR.get(error)
+
+
+_BY_ERROR = {cause.error: cause for cause in RescueCause}
+
+
+def dlq_reason_after(last: ErrorEntry) -> str:
+    """The dead-letter reason the poison-job table gives a job whose last attempt ended with
+    ``last``."""
+    cause = RescueCause.of_error(last.error)
+    if cause is not None:
+        return cause.dlq_reason.value
+    if last.terminal:
+        return DlqReason.TERMINAL_ERROR.value
+    return DlqReason.MAX_ATTEMPTS_EXHAUSTED.value
 
 
 def rescue_cause(job: Job, now: datetime, staleness_s: float) -> RescueCause | None:

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from awa.domain.defaults import MAX_ATTEMPTS_RANGE, PRIORITY_RANGE
 from awa.domain.errors import ValidationError
 from awa.domain.states import JobState
 
@@ -37,8 +38,6 @@ __all__ = [
     "storable_text",
 ]
 
-PRIORITY_RANGE = range(1, 5)
-MAX_ATTEMPTS_RANGE = range(1, 1001)
 TAGS_COUNT_MAX = 32
 TAG_LENGTH_MAX = 100
 JSON_DEPTH_MAX = 64

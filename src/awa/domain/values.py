@@ -10,6 +10,7 @@ from typing import Any
 import attrs
 
 from awa.domain import validation as v
+from awa.domain.defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY
 from awa.domain.states import JobState
 
 __all__ = [
@@ -23,9 +24,6 @@ __all__ = [
     "Lease",
     "NewJob",
 ]
-
-DEFAULT_PRIORITY = 2
-DEFAULT_MAX_ATTEMPTS = 25
 
 
 class DlqReason(str, enum.Enum):

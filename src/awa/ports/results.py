@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 import attrs
 
 from awa.domain import Job, JobState, Lease, Outcome, RescueCause
+from awa.domain.fencing import StaleReason
 
 __all__ = [
     "Applied",
@@ -25,19 +25,6 @@ __all__ = [
     "StaleReason",
     "WriteResult",
 ]
-
-
-class StaleReason(str, enum.Enum):
-    """Why a fenced write matched nothing: the writer no longer owns the attempt."""
-
-    NOT_FOUND = "not_found"  # the job is gone (purged, or moved to the dead-letter queue)
-    LEASE_SUPERSEDED = "lease_superseded"  # a newer attempt holds the job
-    CANCELLED = "cancelled"  # an operator cancelled the job; a worker should stop
-    STATE_CHANGED = "state_changed"  # rescued or finished: the attempt already ended
-    CALLBACK_RESOLVED = "callback_resolved"  # the external side answered before the park
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @attrs.frozen

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 from awa.domain import DlqEntry, Job, JobState, Lease, NewJob, Resolution
+from awa.domain.defaults import CALLBACK_TIMEOUT_S, DEADLINE_S, STALENESS_S
 from awa.ports.results import Event, Finish, Heartbeat, QueueStats, Rescued, WriteResult
 
 __all__ = [
@@ -32,8 +33,8 @@ __all__ = [
 ]
 
 BATCH_SIZE_MAX = 5000
-DEFAULT_DEADLINE_S = 300.0
-DEFAULT_STALENESS_S = 90.0
+DEFAULT_DEADLINE_S = DEADLINE_S
+DEFAULT_STALENESS_S = STALENESS_S
 
 
 class ClaimStore(Protocol):
@@ -60,7 +61,7 @@ class ClaimStore(Protocol):
         ...
 
     def register_callback(
-        self, lease: Lease, *, timeout_s: float = 3600.0, callback_id: str | None = None
+        self, lease: Lease, *, timeout_s: float = CALLBACK_TIMEOUT_S, callback_id: str | None = None
     ) -> WriteResult:
         """Give a running attempt a pending callback (a fresh id unless one is given)."""
         ...

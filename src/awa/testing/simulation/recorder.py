@@ -17,7 +17,6 @@ import attrs
 from awa.domain import (
     CallbackNotFound,
     DlqEntry,
-    DlqReason,
     ErrorEntry,
     Job,
     JobNotFound,
@@ -27,6 +26,7 @@ from awa.domain import (
     RetryCallback,
     Snooze,
 )
+from awa.domain.rescue import dlq_reason_after
 from awa.ports import (
     Applied,
     ClaimStore,
@@ -46,16 +46,7 @@ __all__ = ["RecordingStore", "expected_dlq_reason"]
 
 def expected_dlq_reason(last: ErrorEntry) -> str:
     """The dead-letter reason the poison-job table gives for an attempt's last error."""
-    by_text = {
-        "heartbeat stale: worker presumed dead": DlqReason.HEARTBEAT_STALE,
-        "hard deadline exceeded": DlqReason.DEADLINE_EXCEEDED,
-        "callback timed out": DlqReason.CALLBACK_TIMEOUT,
-    }
-    if last.error in by_text:
-        return by_text[last.error].value
-    if last.terminal:
-        return DlqReason.TERMINAL_ERROR.value
-    return DlqReason.MAX_ATTEMPTS_EXHAUSTED.value
+    return dlq_reason_after(last)
 
 
 @attrs.define

@@ -6,7 +6,12 @@
 * ``hang``: an async handler that never returns (until cancelled);
 * ``complete``: an async handler that completes at once;
 * ``late``: a sync handler that blocks until the test inserts a ``release`` event for its job,
-  then returns (a finish that arrives after the job moved on).
+  then returns (a finish that arrives after the job moved on);
+* ``nap``: an async handler that sleeps ``--nap`` seconds and completes, recording nothing (so
+  the only database traffic is awa's own: for tests that break the worker's network).
+
+``--events-url`` sends the events to another URL than the client's (the client's may go
+through a proxy the test black-holes).
 
 Everything the process observes goes to the ``worker_events`` table (the test polls it): ``ready``
 once started, ``started`` / ``completed`` / ``cancelled`` / ``late_finish`` from handlers, and
@@ -57,7 +62,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("url")
     parser.add_argument("name")
-    parser.add_argument("mode", choices=["hang", "complete", "late"])
+    parser.add_argument("mode", choices=["hang", "complete", "late", "nap"])
     parser.add_argument("--queue", default="default")
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--heartbeat-interval", type=float, default=0.2)
@@ -65,9 +70,12 @@ def main() -> None:
     parser.add_argument("--maintenance-interval", type=float, default=0.5)
     parser.add_argument("--no-maintenance", action="store_true")
     parser.add_argument("--dlq", action="store_true")
+    parser.add_argument("--nap", type=float, default=0.05)
+    parser.add_argument("--events-url")
     args = parser.parse_args()
-    url, name = args.url, args.name
-    client = awa.Client(url)
+    name = args.name
+    url = args.events_url or args.url  # where the events go
+    client = awa.Client(args.url)
 
     if args.mode == "hang":
 
@@ -88,6 +96,12 @@ def main() -> None:
         async def complete(job: awa.Job[Work]) -> None:
             await asyncio.to_thread(record, url, name, "started", job.id)
             await asyncio.to_thread(record, url, name, "completed", job.id, str(job.attempt))
+
+    elif args.mode == "nap":
+
+        @client.task(Work, queue=args.queue, kind="work")
+        async def nap(job: awa.Job[Work]) -> None:
+            await asyncio.sleep(args.nap)
 
     else:
 

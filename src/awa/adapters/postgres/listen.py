@@ -9,6 +9,11 @@ after it is heard. The last unsubscribe, or ``close()``, stops the thread.
 Hints may be lost (a dropped connection, a listener that was slow to start): polling stays the
 source of truth. A lost connection is reopened with a bounded backoff; a listener that raises
 is logged and the thread goes on.
+
+A connection that goes silent (no reset, no answer) raises nothing while it waits for
+notifications, so after ``LIVENESS_CHECK_S`` without hearing anything the thread makes a cheap
+round trip (``ping.sql``) bounded by the watchdog (``connections.py``): a silent connection is
+abandoned within ``call_timeout_s`` and replaced like a lost one.
 """
 
 from __future__ import annotations
@@ -16,12 +21,22 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 import psycopg
 from psycopg import sql
 
+from awa.adapters.postgres._sql import SQL
+from awa.adapters.postgres.connections import (
+    WATCHDOG,
+    Bounds,
+    Connect,
+    Watch,
+    Watchdog,
+    connector,
+)
 from awa.adapters.postgres.enqueue import CALLBACK_CHANNEL, CANCEL_CHANNEL, WAKEUP_CHANNEL
 from awa.domain import DatabaseError, Lease
 from awa.ports import CallbackResolved, CancelRequested, Event, JobsAvailable
@@ -29,6 +44,7 @@ from awa.ports import CallbackResolved, CancelRequested, Event, JobsAvailable
 __all__ = [
     "BACKOFF_MAX_S",
     "LISTENER_APPLICATION_NAME",
+    "LIVENESS_CHECK_S",
     "Connect",
     "Subscriptions",
     "event_from_notification",
@@ -44,11 +60,8 @@ BACKOFF_MIN_S = 0.05
 BACKOFF_MAX_S = 5.0
 #: how long the thread waits for notifications before checking whether it should stop
 POLL_S = 0.2
-#: how long ``subscribe`` waits for the first ``LISTEN`` (connect timeout included)
-READY_TIMEOUT_S = 15.0
-CONNECT_TIMEOUT_S = 10
-
-Connect = Callable[[], psycopg.Connection[Any]]
+#: after this long without a notification, a round trip checks that the connection is alive
+LIVENESS_CHECK_S = 5.0
 
 
 def _lease(payload: str) -> Lease:
@@ -74,27 +87,45 @@ class _ListenThread:
     """One generation of the listening thread: started by the first subscriber, stopped when
     the last one leaves. A later subscriber starts a new generation."""
 
-    def __init__(self, connect: Connect, dispatch: Callable[[Event], None]) -> None:
+    def __init__(
+        self,
+        connect: Connect,
+        dispatch: Callable[[Event], None],
+        bounds: Bounds,
+        watchdog: Watchdog,
+        liveness_s: float,
+    ) -> None:
         self._connect = connect
         self._dispatch = dispatch
+        self._bounds = bounds
+        self._watchdog = watchdog
+        self._liveness_s = liveness_s
         self.stopping = threading.Event()
         self.ready = threading.Event()
         self.first_error: BaseException | None = None
+        self.connections = 0  # opened so far (for tests and diagnostics)
         self._attempted = threading.Event()
         self.thread = threading.Thread(target=self._run, name="awa-listen", daemon=True)
+
+    @property
+    def ready_timeout_s(self) -> float:
+        """How long ``start`` waits for the first ``LISTEN``: a connect, then a bounded call."""
+        return self._bounds.connect_timeout_s + self._bounds.call_timeout_s
 
     def start(self) -> None:
         """Start listening; returns once the LISTEN is active. Raises ``DatabaseError`` (and
         stops) when the first connection cannot be had."""
         self.thread.start()
-        self._attempted.wait(READY_TIMEOUT_S)
+        self._attempted.wait(self.ready_timeout_s)
         if not self.ready.is_set():
             self.stopping.set()
             if self.first_error is not None:
                 raise DatabaseError(
                     f"listening for notifications failed: {self.first_error}"
                 ) from self.first_error
-            raise DatabaseError(f"listening for notifications: no LISTEN in {READY_TIMEOUT_S}s")
+            raise DatabaseError(
+                f"listening for notifications: no LISTEN in {self.ready_timeout_s:g}s"
+            )
 
     def stop(self, *, join_s: float = 0.0) -> None:
         self.stopping.set()
@@ -106,8 +137,10 @@ class _ListenThread:
         while not self.stopping.is_set():
             try:
                 with self._connect() as conn:
-                    for channel in (WAKEUP_CHANNEL, CANCEL_CHANNEL, CALLBACK_CHANNEL):
-                        conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
+                    self.connections += 1
+                    with self._bounded(conn, "listening for notifications"):
+                        for channel in (WAKEUP_CHANNEL, CANCEL_CHANNEL, CALLBACK_CHANNEL):
+                            conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
                     self.ready.set()
                     self._attempted.set()
                     backoff_s = BACKOFF_MIN_S
@@ -125,19 +158,39 @@ class _ListenThread:
                 self.stopping.wait(backoff_s)
                 backoff_s = min(backoff_s * 2, BACKOFF_MAX_S)
 
+    def _bounded(self, conn: psycopg.Connection[Any], action: str) -> Watch:
+        return self._watchdog.watch(conn, self._bounds.call_timeout_s, action)
+
     def _listen(self, conn: psycopg.Connection[Any]) -> None:
+        heard_at = time.monotonic()
         while not self.stopping.is_set():
             for note in conn.notifies(timeout=POLL_S):
+                heard_at = time.monotonic()
                 event = event_from_notification(note.channel, note.payload)
                 if event is not None:
                     self._dispatch(event)
+            if time.monotonic() - heard_at >= self._liveness_s:
+                # silence: a dead connection would say nothing either, so ask it something
+                with self._bounded(conn, "checking the notification connection"):
+                    conn.execute(SQL["ping"])
+                heard_at = time.monotonic()
 
 
 class Subscriptions:
     """The store's listeners and the thread that feeds them."""
 
-    def __init__(self, connect: Connect) -> None:
+    def __init__(
+        self,
+        connect: Connect,
+        bounds: Bounds | None = None,
+        *,
+        watchdog: Watchdog = WATCHDOG,
+        liveness_s: float = LIVENESS_CHECK_S,
+    ) -> None:
         self._connect = connect
+        self._bounds = bounds if bounds is not None else Bounds()
+        self._watchdog = watchdog
+        self._liveness_s = liveness_s
         self._lock = threading.Lock()
         self._listeners: list[Callable[[Event], None]] = []
         self._thread: _ListenThread | None = None
@@ -146,7 +199,9 @@ class Subscriptions:
         with self._lock:
             self._listeners.append(listener)
             if self._thread is None:
-                thread = _ListenThread(self._connect, self._dispatch)
+                thread = _ListenThread(
+                    self._connect, self._dispatch, self._bounds, self._watchdog, self._liveness_s
+                )
                 try:
                     thread.start()
                 except DatabaseError:
@@ -188,18 +243,13 @@ class Subscriptions:
             thread.stop(join_s=join_s)
 
 
-def pool_connector(conninfo: Any, kwargs: Any) -> Connect:
-    """A ``Connect`` for a dedicated autocommit connection to the same server as a pool
-    (``conninfo`` and ``kwargs`` as the pool holds them: values, or callables)."""
-
-    def connect() -> psycopg.Connection[Any]:
-        info = conninfo() if callable(conninfo) else (conninfo or "")
-        options: dict[str, Any] = dict((kwargs() if callable(kwargs) else kwargs) or {})
-        options.update(
-            autocommit=True,
-            application_name=LISTENER_APPLICATION_NAME,
-            connect_timeout=CONNECT_TIMEOUT_S,
-        )
-        return psycopg.connect(info, **options)
-
-    return connect
+def pool_connector(conninfo: Any, kwargs: Any, bounds: Bounds | None = None) -> Connect:
+    """A ``Connect`` for the listener's dedicated autocommit connection to the same server as a
+    pool (``conninfo`` and ``kwargs`` as the pool holds them: values, or callables), with the
+    adapter's keepalives and timeouts (``connections.connect_options``)."""
+    return connector(
+        conninfo,
+        kwargs,
+        bounds if bounds is not None else Bounds(),
+        application_name=LISTENER_APPLICATION_NAME,
+    )

@@ -14,6 +14,7 @@ from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
 from awa.adapters.postgres._errors import translate_errors
+from awa.adapters.postgres.connections import Bounds, connect_options, loop_bound
 from awa.adapters.postgres.enqueue import insert_jobs_async
 from awa.domain import Job, NewJob
 
@@ -30,10 +31,16 @@ class LoopInserts:
     Inserts go through the store until one has succeeded there (the store checks the schema);
     the connection is then opened in the background, and inserts go through the store until it
     is open, while another insert is on it, or from another event loop. A connection left
-    broken or busy by a failed or cancelled insert is closed and opened again."""
+    broken or busy by a failed or cancelled insert is closed and opened again.
 
-    def __init__(self, pool: Pool) -> None:
+    The connection has the adapter's keepalives and connect timeout, and each insert on it is
+    bounded by ``call_timeout_s`` (``connections.loop_bound``): an insert that outlives it gets
+    its connection abandoned and a ``DatabaseError``; the next inserts go through the store
+    while a new connection opens."""
+
+    def __init__(self, pool: Pool, bounds: Bounds | None = None) -> None:
         self._pool = pool
+        self._bounds = bounds if bounds is not None else Bounds()
         self._conn: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._opening: asyncio.Task[None] | None = None
@@ -75,7 +82,8 @@ class LoopInserts:
             return None
         self._busy = True
         try:
-            return await insert_jobs_async(conn, jobs, clock=clock)
+            with loop_bound(conn, self._bounds.call_timeout_s, "inserting jobs"):
+                return await insert_jobs_async(conn, jobs, clock=clock)
         except BaseException:
             if conn.broken or conn.info.transaction_status != TransactionStatus.IDLE:
                 self._conn = None
@@ -87,9 +95,10 @@ class LoopInserts:
 
     async def _connect(self) -> psycopg.AsyncConnection[Any]:
         conninfo, kwargs = self._pool.conninfo, self._pool.kwargs
-        options = dict((kwargs() if callable(kwargs) else kwargs) or {})
-        options["autocommit"] = True
         info = conninfo() if callable(conninfo) else (conninfo or "")
+        given = dict((kwargs() if callable(kwargs) else kwargs) or {})
+        options = connect_options(info, given, self._bounds)
+        options["autocommit"] = True
         with translate_errors("connecting for inserts"):
             return await psycopg.AsyncConnection.connect(info, **options)
 

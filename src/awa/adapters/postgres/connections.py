@@ -1,0 +1,440 @@
+"""Bounded connections: how long the PostgreSQL adapter waits for the network, and what it does
+when the network stops answering.
+
+Every connection the adapter opens (the pool's, the listener's, the event loop's insert
+connection) gets:
+
+* a **connect timeout** (``connect_timeout``), so an unreachable server is an error within
+  seconds, naming host, port and the driver's reason, never a pool timeout that hides them;
+* **TCP keepalives** and a **TCP user timeout** (``keepalives*``, ``tcp_user_timeout``), so the
+  kernel notices a peer that vanished: an idle connection whose peer is gone fails at once when
+  next used instead of hanging, and sent data that stays unacknowledged breaks the connection;
+* on the store's own pool, a server-side **statement timeout** (``statement_timeout``), so a
+  statement stuck behind a lock ends with a clear error and the connection stays usable.
+
+None of these sees every silent failure: a userspace proxy or middlebox that keeps the TCP
+session alive but forwards nothing makes the kernel acknowledge every byte. So every call also
+has a client-side bound, kept by the ``Watchdog``: one daemon thread per process that, when a
+call outlives its bound, shuts the call's socket down (``shutdown(SHUT_RDWR)`` on a duplicate of
+its descriptor). The call blocked in psycopg's ``wait()`` then fails at once, the failure is
+reported as a ``DatabaseError`` that says what happened, the pool discards the broken
+connection, and, because a silent connection suggests its siblings on the same path are silent
+too, the pool is drained so that every idle connection is replaced.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from types import TracebackType
+from typing import Any
+
+import attrs
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from awa.domain import DatabaseError, ValidationError
+from awa.domain.validation import check_seconds
+
+__all__ = [
+    "CALL_TIMEOUT_S_DEFAULT",
+    "CONNECT_TIMEOUT_S_DEFAULT",
+    "KEEPALIVES_COUNT",
+    "KEEPALIVES_IDLE_S",
+    "KEEPALIVES_INTERVAL_S",
+    "STATEMENT_TIMEOUT_S_DEFAULT",
+    "WATCHDOG",
+    "Bounds",
+    "Connect",
+    "PoolCalls",
+    "Watch",
+    "Watchdog",
+    "abandon",
+    "connect_options",
+    "connector",
+    "loop_bound",
+    "redact",
+    "session_options",
+    "unreachable",
+    "where",
+]
+
+#: how long opening a connection may take (libpq counts whole seconds, at least 2)
+CONNECT_TIMEOUT_S_DEFAULT = 5.0
+#: the server cancels a store statement running longer than this
+STATEMENT_TIMEOUT_S_DEFAULT = 10.0
+#: a store call's bound: waiting for a pooled connection, then using it, each at most this long
+CALL_TIMEOUT_S_DEFAULT = 15.0
+#: an idle connection is probed after this many seconds of silence ...
+KEEPALIVES_IDLE_S = 10
+#: ... every this many seconds ...
+KEEPALIVES_INTERVAL_S = 5
+#: ... and declared dead after this many unanswered probes
+KEEPALIVES_COUNT = 3
+
+Connect = Callable[[], psycopg.Connection[Any]]
+Pool = ConnectionPool[Any]
+
+
+@attrs.frozen
+class Bounds:
+    """How long a store waits for its database. See ``docs/postgres.md``."""
+
+    connect_timeout_s: float = CONNECT_TIMEOUT_S_DEFAULT
+    statement_timeout_s: float | None = STATEMENT_TIMEOUT_S_DEFAULT
+    call_timeout_s: float = CALL_TIMEOUT_S_DEFAULT
+
+    @classmethod
+    def checked(
+        cls,
+        connect_timeout_s: object = CONNECT_TIMEOUT_S_DEFAULT,
+        statement_timeout_s: object = STATEMENT_TIMEOUT_S_DEFAULT,
+        call_timeout_s: object = CALL_TIMEOUT_S_DEFAULT,
+    ) -> Bounds:
+        """The bounds, refused with a ``ValidationError`` unless each is a positive number of
+        seconds (``statement_timeout_s`` may be ``None``: the server's own setting) and the
+        client-side bound leaves the server's cancel room to come first."""
+        connect = check_seconds("connect_timeout_s", connect_timeout_s, allow_zero=False)
+        call = check_seconds("call_timeout_s", call_timeout_s, allow_zero=False)
+        statement = None
+        if statement_timeout_s is not None:
+            statement = check_seconds("statement_timeout_s", statement_timeout_s, allow_zero=False)
+            if call <= statement:
+                raise ValidationError(
+                    f"call_timeout_s ({call:g}) must be longer than statement_timeout_s"
+                    f" ({statement:g}), so that the server cancels a slow statement before the"
+                    " client abandons its connection"
+                )
+        return cls(connect, statement, call)
+
+    @property
+    def connect_timeout(self) -> str:
+        """libpq's ``connect_timeout``: whole seconds, rounded up (libpq's minimum is 2)."""
+        return str(max(2, math.ceil(self.connect_timeout_s)))
+
+
+# -- connection options ----------------------------------------------------------------------
+
+
+def _params(conninfo: str) -> dict[str, Any]:
+    try:
+        return conninfo_to_dict(conninfo)
+    except psycopg.Error as exc:
+        raise DatabaseError(
+            f"the database URL is malformed: {redact(_one_line(exc), conninfo)}"
+        ) from None
+
+
+def connect_options(conninfo: str, kwargs: dict[str, Any], bounds: Bounds) -> dict[str, Any]:
+    """``kwargs`` plus the adapter's TCP options for each one neither ``kwargs`` nor the URL
+    sets: keepalives, a TCP user timeout of ``call_timeout_s`` and the connect timeout."""
+    given = _params(conninfo)
+    defaults = {
+        "connect_timeout": bounds.connect_timeout,
+        "keepalives": "1",
+        "keepalives_idle": str(KEEPALIVES_IDLE_S),
+        "keepalives_interval": str(KEEPALIVES_INTERVAL_S),
+        "keepalives_count": str(KEEPALIVES_COUNT),
+        "tcp_user_timeout": str(math.ceil(bounds.call_timeout_s * 1000)),
+    }
+    options = dict(kwargs)
+    for name, value in defaults.items():
+        if name not in options and name not in given:
+            options[name] = value
+    return options
+
+
+def session_options(conninfo: str, bounds: Bounds) -> str:
+    """libpq's ``options`` for the store's pool: the URL's own, then UTC and the statement
+    timeout (later ``-c`` settings win)."""
+    parts = [_params(conninfo).get("options") or "", "-c TimeZone=UTC"]
+    if bounds.statement_timeout_s is not None:
+        parts.append(f"-c statement_timeout={math.ceil(bounds.statement_timeout_s * 1000)}")
+    return " ".join(part for part in parts if part)
+
+
+def connector(
+    conninfo: Any, kwargs: Any, bounds: Bounds, *, application_name: str | None = None
+) -> Connect:
+    """A ``Connect`` for a dedicated autocommit connection to a pool's server (``conninfo`` and
+    ``kwargs`` as the pool holds them: values, or callables), with the adapter's TCP options."""
+
+    def connect() -> psycopg.Connection[Any]:
+        info = conninfo() if callable(conninfo) else (conninfo or "")
+        given = dict((kwargs() if callable(kwargs) else kwargs) or {})
+        options = connect_options(info, given, bounds)
+        options["autocommit"] = True
+        if application_name is not None:
+            options["application_name"] = application_name
+        try:
+            return psycopg.connect(info, **options)
+        except psycopg.OperationalError as exc:
+            raise unreachable(info, options, exc) from exc
+
+    return connect
+
+
+# -- messages ----------------------------------------------------------------------------------
+
+_URL_PASSWORD = re.compile(r"://([^:/@\s]*):([^@\s]*)@")
+_KEYWORD_PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
+
+
+def redact(text: str, conninfo: str = "") -> str:
+    """``text`` without the password of ``conninfo`` (parsed, or as written when it does not
+    parse) or any password written in a URL or as a ``password=`` keyword."""
+    secrets = [m.group(2) for m in _URL_PASSWORD.finditer(conninfo)]
+    secrets += [m.group(2).strip("'") for m in _KEYWORD_PASSWORD.finditer(conninfo)]
+    with suppress(psycopg.Error):
+        secrets.append(str(conninfo_to_dict(conninfo).get("password") or ""))
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    text = _URL_PASSWORD.sub(r"://\1:***@", text)
+    return _KEYWORD_PASSWORD.sub(r"\1***", text)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def where(conninfo: str, kwargs: dict[str, Any] | None = None) -> str:
+    """``host:port`` of a connection string for messages (libpq's defaults when unset)."""
+    try:
+        params = conninfo_to_dict(conninfo, **(kwargs or {}))
+    except psycopg.Error:
+        return "an unparseable address"
+    host = params.get("host") or params.get("hostaddr") or os.environ.get("PGHOST") or "localhost"
+    port = params.get("port") or os.environ.get("PGPORT") or "5432"
+    return f"{host}:{port}"
+
+
+def unreachable(conninfo: str, kwargs: dict[str, Any], exc: BaseException) -> DatabaseError:
+    """One line for a failed connection: host, port and the driver's reason, no password."""
+    reason = redact(_one_line(exc), conninfo)
+    return DatabaseError(f"cannot connect to PostgreSQL at {where(conninfo, kwargs)}: {reason}")
+
+
+# -- the watchdog ----------------------------------------------------------------------------
+
+
+def abandon(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> None:
+    """Shut the connection's socket down under a call blocked on it: the call fails at once
+    instead of waiting for an answer that will not come. Safe from any thread: the socket is
+    not closed (its descriptor stays the connection's), only shut down."""
+    with suppress(OSError, psycopg.Error, ValueError):
+        fd = conn.fileno()
+        with socket.socket(fileno=os.dup(fd)) as sock:
+            sock.shutdown(socket.SHUT_RDWR)
+
+
+class Watch:
+    """One bounded call on one connection (``Watchdog.watch``). Leaving the block with an error
+    after the bound fired raises ``DatabaseError`` saying so; leaving it after the bound fired
+    in any way closes the connection, so that a pool discards it."""
+
+    def __init__(
+        self, watchdog: Watchdog, conn: psycopg.Connection[Any], bound_s: float, action: str
+    ) -> None:
+        self._watchdog = watchdog
+        self.conn = conn
+        self.bound_s = bound_s
+        self.action = action
+        self.started_at = 0.0
+        self.deadline = 0.0
+        self.fired = False
+
+    def __enter__(self) -> Watch:
+        self.started_at = time.monotonic()
+        self.deadline = self.started_at + self.bound_s
+        self._watchdog._add(self)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._watchdog._remove(self)
+        if not self.fired:
+            return
+        with suppress(Exception):
+            self.conn.close()
+        if isinstance(exc, Exception):
+            raise DatabaseError(
+                f"{self.action} failed: no answer from the database within {self.bound_s:g}s"
+                " (call_timeout_s); the connection was abandoned"
+            ) from exc
+
+
+class Watchdog:
+    """Abandons the connection of every call that outlives its bound (``abandon``).
+
+    One daemon thread for all the watches of a process, started by the first one. It sleeps
+    until the earliest deadline among the calls in progress (at most a pool's worth), so a
+    call costs a lock and a set insertion; the thread wakes only when a call runs late or the
+    first call arrives."""
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._watches: set[Watch] = set()
+        self._wake_at = math.inf
+        self._pid = os.getpid()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, conn: psycopg.Connection[Any], bound_s: float, action: str) -> Watch:
+        """``with watchdog.watch(conn, bound_s, "claiming jobs"): ...``"""
+        return Watch(self, conn, bound_s, action)
+
+    @property
+    def watching(self) -> int:
+        """Calls in progress (for tests)."""
+        with self._lock:
+            return len(self._watches)
+
+    def _add(self, watch: Watch) -> None:
+        if self._pid != os.getpid():  # a forked child: the parent's thread is not here
+            self._reset()
+        with self._lock:
+            self._watches.add(watch)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="awa-watchdog", daemon=True)
+                self._thread.start()
+            if watch.deadline < self._wake_at:
+                self._wake_at = watch.deadline
+                self._changed.notify()
+
+    def _remove(self, watch: Watch) -> None:
+        with self._lock:  # after this, the thread cannot touch the connection any more
+            self._watches.discard(watch)
+
+    def _run(self) -> None:
+        with self._lock:
+            while True:
+                now = time.monotonic()
+                wake_at = math.inf
+                for watch in self._watches:
+                    if watch.fired:
+                        continue
+                    if watch.deadline <= now:
+                        watch.fired = True
+                        abandon(watch.conn)  # under the lock: the call is still in progress
+                    else:
+                        wake_at = min(wake_at, watch.deadline)
+                self._wake_at = wake_at
+                self._changed.wait(None if wake_at == math.inf else wake_at - now)
+
+
+#: the process's watchdog
+WATCHDOG = Watchdog()
+
+
+@contextmanager
+def loop_bound(conn: psycopg.AsyncConnection[Any], bound_s: float, action: str) -> Iterator[None]:
+    """``Watchdog.watch`` for a call awaited on the running event loop: a timer on the loop
+    abandons the connection (no task cancellation: psycopg would then try to cancel the query
+    over the silent network and wait for it)."""
+    import asyncio
+
+    fired = False
+
+    def fire() -> None:
+        nonlocal fired
+        fired = True
+        abandon(conn)
+
+    timer = asyncio.get_running_loop().call_later(bound_s, fire)
+    try:
+        yield
+    except Exception as exc:
+        if fired:
+            raise DatabaseError(
+                f"{action} failed: no answer from the database within {bound_s:g}s"
+                " (call_timeout_s); the connection was abandoned"
+            ) from exc
+        raise
+    finally:
+        timer.cancel()
+
+
+# -- the store's calls -------------------------------------------------------------------------
+
+
+class PoolCalls:
+    """The store's way to a pooled connection: a bounded wait for it, a bounded use of it.
+
+    ``probe`` opens one connection of the pool's server outside the pool. With
+    ``probe_first`` (a pool the store opened itself) it runs before the pool is first used, so
+    that an unreachable server is a one-line error within the connect timeout; a pool that
+    cannot hand out a connection in time is diagnosed with it too.
+    """
+
+    def __init__(
+        self,
+        pool: Pool,
+        bounds: Bounds,
+        *,
+        probe: Connect,
+        probe_first: bool,
+        watchdog: Watchdog = WATCHDOG,
+    ) -> None:
+        self._pool = pool
+        self._bounds = bounds
+        self._probe = probe
+        self._watchdog = watchdog
+        self._reached = not probe_first
+        self._acquire_s = min(pool.timeout, bounds.call_timeout_s)
+        self._drained_at = 0.0
+
+    @contextmanager
+    def connection(self, action: str) -> Iterator[psycopg.Connection[Any]]:
+        if not self._reached:
+            self._check_reachable(action)
+        acquired = False
+        try:
+            with self._pool.connection(timeout=self._acquire_s) as conn:
+                acquired = self._reached = True
+                watch = self._watchdog.watch(conn, self._bounds.call_timeout_s, action)
+                try:
+                    with watch:
+                        yield conn
+                finally:
+                    if watch.fired and watch.started_at > self._drained_at:
+                        # the first silent connection since the last drain: its idle siblings
+                        # probably went silent with it, so replace them all
+                        self._drained_at = time.monotonic()
+                        self._pool.drain()
+        except PoolTimeout as exc:
+            if acquired:
+                raise
+            raise self._explain(action, exc) from exc
+
+    def _check_reachable(self, action: str) -> None:
+        try:
+            self._probe().close()
+        except DatabaseError as exc:
+            raise DatabaseError(f"{action} failed: {exc}") from exc.__cause__
+
+    def _explain(self, action: str, exc: PoolTimeout) -> DatabaseError:
+        waited = f"no connection from the pool within {self._acquire_s:g}s"
+        try:
+            self._probe().close()
+        except DatabaseError as unreachable_error:
+            return DatabaseError(f"{action} failed: {waited}: {unreachable_error}")
+        except psycopg.Error:  # the server answers, but not to this probe: the pool's error
+            pass
+        else:
+            size = self._pool.get_stats().get("pool_size", "?")
+            waited += f", though the server answers (are all {size} connections in use?)"
+        return DatabaseError(f"{action} failed: {waited}")

@@ -2,7 +2,8 @@
 
 ``migrate`` is safe to run from several processes at once (a transaction-level advisory lock
 serialises them; the later ones find nothing to do), idempotent, and refuses a database that a
-newer awa migrated. All pending migrations apply in one transaction: all or nothing.
+newer awa migrated. All pending migrations apply in one transaction: all or nothing, with no
+statement timeout (the store's pool sets one for its calls; ``migrate_no_timeout.sql``).
 """
 
 from __future__ import annotations
@@ -103,6 +104,7 @@ def migrate(conn: psycopg.Connection[Any]) -> list[int]:
     ``conn`` must not be inside a transaction: the migration commits on its own."""
     with translate_errors("migrating the awa schema"), conn.transaction():
         cur = conn.cursor()
+        cur.execute(SQL["migrate_no_timeout"])
         cur.execute(SQL["migrate_lock"], {"key": MIGRATION_LOCK_KEY})
         cur.execute(SQL["create_schema"])
         cur.execute(SQL["create_ledger"])

@@ -41,6 +41,16 @@ from awa.adapters.postgres._rows import (
     write_params,
 )
 from awa.adapters.postgres._sql import SQL
+from awa.adapters.postgres.connections import (
+    CALL_TIMEOUT_S_DEFAULT,
+    CONNECT_TIMEOUT_S_DEFAULT,
+    STATEMENT_TIMEOUT_S_DEFAULT,
+    Bounds,
+    PoolCalls,
+    connect_options,
+    connector,
+    session_options,
+)
 from awa.adapters.postgres.enqueue import check_new_jobs, insert_on, woken_queues
 from awa.adapters.postgres.listen import Subscriptions, pool_connector
 from awa.adapters.postgres.loop_inserts import LoopInserts
@@ -179,6 +189,13 @@ class PostgresStore:
     and closes it in ``close()``) or a ``psycopg_pool.ConnectionPool`` you own. ``clock``
     replaces the database clock (tests, simulation); ``rng`` is the backoff jitter's source and,
     when given, also makes callback ids reproducible (otherwise they are ``uuid4``).
+
+    How long the store waits for its database (``connections.py``, ``docs/postgres.md``):
+    ``connect_timeout_s`` bounds opening a connection, and an unreachable server is a
+    ``DatabaseError`` naming host, port and reason on first use; ``statement_timeout_s`` is the
+    server-side statement timeout of the store's own pool (``None``: the server's setting);
+    ``call_timeout_s`` bounds, client-side, both the wait for a pooled connection and its use
+    by one call, after which the connection is abandoned and replaced.
     """
 
     def __init__(
@@ -188,15 +205,21 @@ class PostgresStore:
         clock: _Now | None = None,
         rng: _Random | None = None,
         pool_size: int = POOL_SIZE_DEFAULT,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S_DEFAULT,
+        statement_timeout_s: float | None = STATEMENT_TIMEOUT_S_DEFAULT,
+        call_timeout_s: float = CALL_TIMEOUT_S_DEFAULT,
     ) -> None:
+        bounds = Bounds.checked(connect_timeout_s, statement_timeout_s, call_timeout_s)
         if isinstance(database, str):
+            options = {"autocommit": True, "options": session_options(database, bounds)}
             self._pool: Pool = ConnectionPool(
                 database,
                 min_size=1,
                 max_size=pool_size,
-                kwargs={"autocommit": True, "options": "-c TimeZone=UTC"},
+                kwargs=connect_options(database, options, bounds),
                 open=False,
                 name="awa",
+                timeout=bounds.call_timeout_s,
             )
             self._owns_pool = True
             with translate_errors("opening the connection pool"):
@@ -210,8 +233,16 @@ class PostgresStore:
         self._schema_checked = False
         self._configured: weakref.WeakSet[psycopg.Connection[TupleRow]] = weakref.WeakSet()
         self._schema_lock = threading.Lock()
-        self._subscriptions = Subscriptions(pool_connector(self._pool.conninfo, self._pool.kwargs))
-        self._loop_inserts = LoopInserts(self._pool)
+        self.bounds = bounds
+        conninfo, kwargs = self._pool.conninfo, self._pool.kwargs
+        self._calls = PoolCalls(
+            self._pool,
+            bounds,
+            probe=connector(conninfo, kwargs, bounds),
+            probe_first=self._owns_pool,
+        )
+        self._subscriptions = Subscriptions(pool_connector(conninfo, kwargs, bounds), bounds)
+        self._loop_inserts = LoopInserts(self._pool, bounds)
 
     # -- plumbing -------------------------------------------------------------------------------
     def close(self) -> None:
@@ -243,7 +274,7 @@ class PostgresStore:
 
     @contextmanager
     def _connection(self, action: str) -> Iterator[psycopg.Connection[TupleRow]]:
-        with translate_errors(action), self._pool.connection() as conn:
+        with translate_errors(action), self._calls.connection(action) as conn:
             if conn not in self._configured:
                 set_json_loads(fast_json_loads, conn)
                 self._configured.add(conn)

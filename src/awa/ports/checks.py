@@ -1,26 +1,53 @@
-"""Argument checks every store adapter makes before touching its storage, with one message
-each, so the adapters refuse bad input in the same words."""
+"""The arguments of every ``ClaimStore`` verb, checked once, before a store does any work.
+
+``awa.adapters.StoreCore`` calls the check of each verb first, so every adapter built on it
+refuses the same inputs in the same words (the contract's refusals table holds them all). A
+refusal is one ``ValidationError`` sentence and changes nothing.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from awa.domain import ValidationError
-from awa.domain.validation import check_flag, check_json_object, check_kind, check_queue
+from awa.domain import Lease, NewJob, ValidationError
+from awa.domain.outcomes import CompleteCallback, FailCallback, ResumeCallback, RetryCallback
+from awa.domain.states import JobState
+from awa.domain.validation import (
+    check_flag,
+    check_json_object,
+    check_kind,
+    check_queue,
+    check_seconds,
+    check_state,
+    check_text,
+)
 from awa.ports.results import Finish, Heartbeat
 from awa.ports.store import BATCH_SIZE_MAX
 
 __all__ = [
     "check_batch",
+    "check_callback_id",
+    "check_claim",
     "check_dlq_filter",
     "check_finishes",
     "check_heartbeats",
     "check_job_id",
+    "check_lease",
     "check_limit",
+    "check_list_filter",
+    "check_new_jobs",
+    "check_owner",
+    "check_reason",
+    "check_register_callback",
+    "check_resolution",
+    "check_retention",
 ]
 
 T = TypeVar("T")
+
+CALLBACK_ID_LENGTH_MAX = 256
+OWNER_LENGTH_MAX = 200
 
 
 def check_limit(limit: object) -> int:
@@ -30,6 +57,8 @@ def check_limit(limit: object) -> int:
 
 
 def check_batch(items: Sequence[T], what: str, kind: type[object]) -> Sequence[T]:
+    if isinstance(items, (str, bytes)) or not isinstance(items, Sequence):
+        raise ValidationError(f"{what} come as a list, got {type(items).__name__}")
     if len(items) > BATCH_SIZE_MAX:
         raise ValidationError(f"at most {BATCH_SIZE_MAX} {what} per call, got {len(items)}")
     for item in items:
@@ -38,13 +67,76 @@ def check_batch(items: Sequence[T], what: str, kind: type[object]) -> Sequence[T
     return items
 
 
+def check_new_jobs(jobs: Sequence[NewJob]) -> Sequence[NewJob]:
+    """``insert``: a bounded list of ``NewJob`` values (each validated itself when made)."""
+    return check_batch(jobs, "jobs", NewJob)
+
+
 def check_job_id(job_id: object) -> int:
     if isinstance(job_id, bool) or not isinstance(job_id, int):
         raise ValidationError(f"a job id is an integer, got {job_id!r}")
     return job_id
 
 
-def check_dlq_filter(queue: str | None, kind: str | None, all: bool) -> None:
+def check_lease(lease: object) -> Lease:
+    if not isinstance(lease, Lease):
+        raise ValidationError(f"expected a Lease, got {type(lease).__name__}")
+    return lease
+
+
+def check_callback_id(callback_id: object) -> str:
+    """A callback id as the external side sends it back: non-empty text, not too long."""
+    if not isinstance(callback_id, str) or not callback_id:
+        raise ValidationError(f"a callback id is a non-empty string, got {callback_id!r}")
+    return check_text("callback id", callback_id, length_max=CALLBACK_ID_LENGTH_MAX)
+
+
+def check_owner(owner: object) -> str:
+    """Who leads maintenance: non-empty text naming a process."""
+    return check_text("a leader", owner, length_max=OWNER_LENGTH_MAX)
+
+
+def check_reason(reason: object) -> str:
+    """A dead-letter reason an operator gives."""
+    return check_text("a dead-letter reason", reason)
+
+
+def check_claim(queue: object, limit: object, deadline_duration_s: object) -> None:
+    check_queue(queue)
+    check_limit(limit)
+    check_seconds("deadline_duration", deadline_duration_s)
+
+
+def check_register_callback(lease: object, timeout_s: object, callback_id: object) -> None:
+    check_lease(lease)
+    check_seconds("callback timeout", timeout_s, allow_zero=False)
+    if callback_id is not None:
+        check_callback_id(callback_id)
+
+
+def check_resolution(callback_id: object, resolution: object) -> None:
+    check_callback_id(callback_id)
+    if not isinstance(resolution, (ResumeCallback, CompleteCallback, FailCallback, RetryCallback)):
+        raise ValidationError(
+            "a callback is answered with ResumeCallback, CompleteCallback, FailCallback or"
+            f" RetryCallback, got {type(resolution).__name__}"
+        )
+
+
+def check_retention(older_than_s: object, limit: object) -> None:
+    check_seconds("older_than", older_than_s)
+    check_limit(limit)
+
+
+def check_list_filter(state: object, kind: object, queue: object, limit: object) -> JobState | None:
+    """``list_jobs``'s filters; the state as a ``JobState``."""
+    checked = check_state(state) if state is not None else None
+    check_dlq_filter(queue, kind, all=True)
+    check_limit(limit)
+    return checked
+
+
+def check_dlq_filter(queue: Any, kind: Any, all: object) -> None:
     """Bulk dead-letter commands act on a queue, a kind, or (only when asked) everything."""
     check_flag("all", all)
     if queue is not None:

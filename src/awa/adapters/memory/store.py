@@ -1,5 +1,9 @@
-"""The in-memory claim store: a real adapter built on the domain table, for tests and
-simulation. One lock serialises every verb, so each call is atomic like a transaction."""
+"""The in-memory claim store: a real adapter for tests and simulation.
+
+The lifecycle (argument checks, the fenced-write loop, every decision) is ``StoreCore``'s;
+this module holds the jobs and the indexes that let claim, promote and retention look at the
+few jobs they need. One lock serialises every verb, so each call is atomic like a transaction.
+"""
 
 from __future__ import annotations
 
@@ -11,32 +15,17 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
-from functools import partial
-from typing import Any, TypeVar
+from typing import Any
 
 import attrs
 
+from awa.adapters._core import StoreCore, Transaction
+from awa.adapters._fencing import Locked, Writes
 from awa.adapters.memory.faults import FaultHooks, SimulatedCrash
-from awa.domain import (
-    CallbackNotFound,
-    Decision,
-    DlqEntry,
-    IllegalTransition,
-    Job,
-    JobNotFound,
-    JobState,
-    Lease,
-    NewJob,
-    Resolution,
-    ValidationError,
-    decisions,
-)
+from awa.domain import DlqEntry, Job, JobState, Lease, NewJob, decisions
+from awa.domain.defaults import PRIORITY_RANGE
 from awa.domain.rescue import rescue_cause
-from awa.domain.transitions import Trigger, allowed_from
-from awa.domain.validation import check_queue, check_seconds, check_state
 from awa.ports import (
-    DEFAULT_DEADLINE_S,
-    DEFAULT_STALENESS_S,
     Applied,
     CallbackResolved,
     CancelRequested,
@@ -46,24 +35,13 @@ from awa.ports import (
     Heartbeat,
     JobsAvailable,
     QueueStats,
-    Rescued,
     Stale,
     StaleReason,
     SystemClock,
     WriteResult,
 )
-from awa.ports.checks import (
-    check_batch,
-    check_dlq_filter,
-    check_finishes,
-    check_heartbeats,
-    check_job_id,
-    check_limit,
-)
 
 __all__ = ["MemoryStore"]
-
-_T = TypeVar("_T")
 
 
 _PENDING = frozenset({JobState.SCHEDULED, JobState.AVAILABLE, JobState.RETRYABLE})
@@ -99,7 +77,7 @@ class _QueueSettings:
     dlq_enabled: bool = False
 
 
-class MemoryStore:
+class MemoryStore(StoreCore):
     """``ClaimStore`` held in process memory. Thread-safe; deterministic given its clock and
     ``rng`` (backoff jitter and callback ids)."""
 
@@ -111,7 +89,7 @@ class MemoryStore:
         faults: FaultHooks | None = None,
     ) -> None:
         self.clock: Clock = clock if clock is not None else SystemClock()
-        self.rng = rng if rng is not None else random.Random()
+        self.rng = self._random = rng if rng is not None else random.Random()
         self.faults = faults if faults is not None else FaultHooks()
         self._lock = threading.RLock()
         self._jobs: dict[int, Job] = {}
@@ -145,9 +123,17 @@ class MemoryStore:
             for listener in listeners:
                 listener(event)
 
+    @contextmanager
+    def _transaction(self, action: str) -> Iterator[Transaction]:
+        with self._tx():
+            yield _MemoryTransaction(self, self.clock.now())
+
     def _available(self, jobs: Iterable[Job]) -> None:
         for queue in sorted({j.queue for j in jobs if j.state is JobState.AVAILABLE}):
             self._events.append(JobsAvailable(queue))
+
+    def _new_callback_id(self) -> str:
+        return str(uuid.UUID(int=self._random.getrandbits(128), version=4))
 
     # -- bookkeeping ---------------------------------------------------------------------------
     def _put(self, job: Job) -> None:
@@ -189,59 +175,12 @@ class MemoryStore:
     def _settings(self, queue: str) -> _QueueSettings:
         return self._queues.setdefault(queue, _QueueSettings())
 
-    def _store(self, decision: Decision) -> bool:
-        """Persist a decision; a failed job on a DLQ-enabled queue goes to the DLQ instead.
-        Returns whether it was dead-lettered."""
-        job = decision.job
-        if (
-            job.state is JobState.FAILED
-            and decision.dlq_reason is not None
-            and job.queue in self._queues
-            and self._queues[job.queue].dlq_enabled
-        ):
-            self._remove(job.id)
-            self._dlq[job.id] = decisions.move_to_dlq(job, decision.dlq_reason, self.clock.now())
-            return True
-        self._put(job)
-        return False
-
-    def _stale_reason(self, lease: Lease) -> StaleReason:
-        job = self._jobs.get(lease.job_id)
-        if job is None:
-            return StaleReason.NOT_FOUND
-        if job.run_lease != lease.run_lease:
-            return StaleReason.LEASE_SUPERSEDED
-        if job.state is JobState.CANCELLED:
-            return StaleReason.CANCELLED
-        return StaleReason.STATE_CHANGED
-
-    def _fenced(self, lease: Lease, write: Callable[[Job], Job | Decision]) -> WriteResult:
-        """Apply ``write`` only if ``lease`` still owns the job; otherwise report it stale.
-        ``write`` raises ``IllegalTransition`` when the job's state does not allow it."""
-        job = self._jobs.get(lease.job_id)
-        if job is None or job.run_lease != lease.run_lease:
-            return Stale(lease, self._stale_reason(lease))
-        try:
-            result = write(job)
-        except IllegalTransition:
-            return Stale(lease, self._stale_reason(lease))
-        except CallbackNotFound:
-            return Stale(lease, StaleReason.CALLBACK_RESOLVED)
-        if isinstance(result, Decision):
-            self._store(result)
-            return Applied(result.job)
-        self._put(result)
-        return Applied(result)
-
-    def _find(self, job_id: int) -> Job:
-        job = self._jobs.get(check_job_id(job_id))
-        if job is None:
-            raise JobNotFound(job_id)
-        return job
+    def _dlq_enabled(self, queue: str) -> bool:
+        settings = self._queues.get(queue)
+        return settings is not None and settings.dlq_enabled
 
     # -- producers -----------------------------------------------------------------------------
-    def insert(self, jobs: Sequence[NewJob]) -> list[Job]:
-        check_batch(jobs, "jobs", NewJob)
+    def _insert(self, jobs: Sequence[NewJob]) -> list[Job]:
         with self._tx():
             now = self.clock.now()
             created = []
@@ -253,13 +192,8 @@ class MemoryStore:
             self._available(created)
             return created
 
-    # -- workers -------------------------------------------------------------------------------
-    def claim(
-        self, queue: str, *, limit: int, deadline_duration_s: float = DEFAULT_DEADLINE_S
-    ) -> list[Job]:
-        check_queue(queue)
-        check_limit(limit)
-        check_seconds("deadline_duration", deadline_duration_s)
+    # -- workers: the memory store's fault hooks sit here --------------------------------------
+    def _claim(self, queue: str, limit: int, deadline_duration_s: float) -> list[Job]:
         with self._tx():
             if queue in self._queues and self._queues[queue].paused:
                 return []
@@ -279,124 +213,43 @@ class MemoryStore:
         if order is None:
             return []
         found: list[int] = []
-        for priority in range(1, 5):
+        for priority in PRIORITY_RANGE:
             for key_priority, run_at, job_id in order.from_prefix((priority,)):
                 if key_priority != priority or run_at > now or len(found) == limit:
                     break
                 found.append(job_id)
         return found
 
-    def heartbeat(self, beats: Sequence[Heartbeat]) -> list[WriteResult]:
-        check_heartbeats(beats)
+    def _heartbeat(self, beats: Sequence[Heartbeat]) -> list[WriteResult]:
+        """A lost heartbeat (``faults.stall_heartbeats``) never reaches the store; the worker
+        hears nothing back to alarm it."""
         with self._tx():
-            now = self.clock.now()
+            delivered = [b for b in beats if not self.faults.heartbeat_is_lost(b.lease.job_id)]
+            written = iter(super()._heartbeat(delivered))
             results: list[WriteResult] = []
             for beat in beats:
                 if self.faults.heartbeat_is_lost(beat.lease.job_id):
                     job = self._jobs.get(beat.lease.job_id)
-                    # the worker hears nothing back to alarm it; the store never saw the beat
                     results.append(
                         Applied(job) if job else Stale(beat.lease, StaleReason.NOT_FOUND)
                     )
-                    continue
-                results.append(
-                    self._fenced(
-                        beat.lease,
-                        partial(
-                            decisions.heartbeat,
-                            now=now,
-                            progress=beat.progress,
-                            metadata=beat.metadata,
-                        ),
-                    )
-                )
+                else:
+                    results.append(next(written))
             return results
 
-    def finish(self, finishes: Sequence[Finish]) -> list[WriteResult]:
-        check_finishes(finishes)
+    def _finish(self, finishes: Sequence[Finish]) -> list[WriteResult]:
+        """``faults.delay_finishes`` freezes a worker mid-finish until a test lets it go."""
         held = any(self.faults.finish_is_delayed(f.lease.job_id) for f in finishes)
         if held:
             self.faults.hold_finish()
         try:
-            with self._tx():
-                now = self.clock.now()
-                return [
-                    self._fenced(
-                        f.lease,
-                        partial(
-                            decisions.finish,
-                            outcome=f.outcome,
-                            now=now,
-                            rng=self.rng,
-                            progress=f.progress,
-                            metadata=f.metadata,
-                        ),
-                    )
-                    for f in finishes
-                ]
+            return super()._finish(finishes)
         finally:
             if held:
                 self.faults.finish_applied()
 
-    def register_callback(
-        self, lease: Lease, *, timeout_s: float = 3600.0, callback_id: str | None = None
-    ) -> WriteResult:
-        check_seconds("callback timeout", timeout_s, allow_zero=False)
-        with self._tx():
-            if callback_id is None:
-                callback_id = str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
-            elif callback_id in self._callbacks:
-                raise ValidationError(f"callback id {callback_id!r} is already pending")
-            now = self.clock.now()
-            cid = callback_id
-            return self._fenced(
-                lease, lambda job: decisions.register_callback(job, cid, timeout_s, now)
-            )
-
-    # -- callbacks -----------------------------------------------------------------------------
-    def _callback_job(self, callback_id: str) -> Job:
-        job_id = self._callbacks.get(callback_id)
-        if job_id is None:
-            raise CallbackNotFound(callback_id)
-        return self._jobs[job_id]
-
-    def resolve_callback(self, callback_id: str, resolution: Resolution) -> Job:
-        with self._tx():
-            job = self._callback_job(callback_id)
-            decision = decisions.resolve_callback(job, callback_id, resolution, self.clock.now())
-            self._store(decision)
-            self._events.append(CallbackResolved(job.lease))
-            self._available([decision.job])
-            return decision.job
-
-    def heartbeat_callback(self, callback_id: str, *, timeout_s: float) -> Job:
-        with self._tx():
-            job = self._callback_job(callback_id)
-            job = decisions.heartbeat_callback(job, callback_id, timeout_s, self.clock.now())
-            self._put(job)
-            return job
-
     # -- maintenance ---------------------------------------------------------------------------
-    def rescue(
-        self, *, staleness_s: float = DEFAULT_STALENESS_S, limit: int = 1000
-    ) -> list[Rescued]:
-        check_seconds("heartbeat staleness", staleness_s, allow_zero=False)
-        check_limit(limit)
-        with self._tx():
-            now = self.clock.now()
-            rescued: list[Rescued] = []
-            for job in [self._jobs[job_id] for job_id in sorted(self._live)]:
-                if len(rescued) >= limit:
-                    break
-                cause = rescue_cause(job, now, staleness_s)
-                if cause is None:
-                    continue
-                decision = decisions.rescue(job, cause, now, self.rng)
-                rescued.append(Rescued(decision.job, cause, self._store(decision)))
-            return rescued
-
-    def promote(self, *, limit: int = 1000) -> list[Job]:
-        check_limit(limit)
+    def _promote(self, limit: int) -> list[Job]:
         with self._tx():
             now = self.clock.now()
             due: list[Job] = []
@@ -410,9 +263,7 @@ class MemoryStore:
             self._available(promoted)
             return promoted
 
-    def delete_finished(self, *, older_than_s: float, limit: int = 1000) -> int:
-        check_seconds("older_than", older_than_s)
-        check_limit(limit)
+    def _delete_finished(self, older_than_s: float, limit: int) -> int:
         with self._tx():
             cutoff = self.clock.now() - timedelta(seconds=older_than_s)
             expired: list[int] = []
@@ -424,9 +275,7 @@ class MemoryStore:
                 self._remove(job_id)
             return len(expired)
 
-    def expire_dlq(self, *, older_than_s: float, limit: int = 1000) -> int:
-        check_seconds("older_than", older_than_s)
-        check_limit(limit)
+    def _expire_dlq(self, older_than_s: float, limit: int) -> int:
         with self._tx():
             cutoff = self.clock.now() - timedelta(seconds=older_than_s)
             expired = [e.job.id for e in self._dlq_matching(None, None) if e.dlq_at < cutoff][
@@ -436,14 +285,18 @@ class MemoryStore:
                 del self._dlq[job_id]
             return len(expired)
 
-    def try_lead(self, owner: str, *, ttl_s: float) -> bool:
-        check_seconds("leader ttl", ttl_s, allow_zero=False)
+    def _try_lead(self, owner: str, ttl_s: float) -> bool:
         with self._tx():
             now = self.clock.now()
             if self._leader is None or self._leader[0] == owner or self._leader[1] <= now:
                 self._leader = (owner, now + timedelta(seconds=ttl_s))
                 return True
             return False
+
+    def _release_lead(self, owner: str) -> None:
+        with self._tx():
+            if self._leader is not None and self._leader[0] == owner:
+                self._leader = None
 
     def leader(self) -> str | None:
         """Who leads maintenance right now (for tests and diagnostics)."""
@@ -459,11 +312,6 @@ class MemoryStore:
                 self._dlq[i] for i in sorted(self._dlq)
             ]
 
-    def release_lead(self, owner: str) -> None:
-        with self._tx():
-            if self._leader is not None and self._leader[0] == owner:
-                self._leader = None
-
     def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
         with self._tx():
             self._listeners.append(listener)
@@ -476,22 +324,14 @@ class MemoryStore:
         return unsubscribe
 
     # -- operators -----------------------------------------------------------------------------
-    def get_job(self, job_id: int) -> Job:
+    def _get_job(self, job_id: int) -> Job | None:
         with self._tx():
-            entry = self._dlq.get(check_job_id(job_id))
-            return entry.job if entry is not None else self._find(job_id)
+            entry = self._dlq.get(job_id)
+            return entry.job if entry is not None else self._jobs.get(job_id)
 
-    def list_jobs(
-        self,
-        *,
-        state: JobState | None = None,
-        kind: str | None = None,
-        queue: str | None = None,
-        limit: int = 100,
+    def _list_jobs(
+        self, state: JobState | None, kind: str | None, queue: str | None, limit: int
     ) -> list[Job]:
-        state = check_state(state) if state is not None else None
-        check_dlq_filter(queue, kind, all=True)
-        check_limit(limit)
         with self._tx():
             jobs = (
                 j
@@ -502,42 +342,15 @@ class MemoryStore:
             )
             return list(itertools.islice(jobs, limit))
 
-    def cancel(self, job_id: int) -> Job:
+    def _set_queue_paused(self, queue: str, paused: bool) -> None:
         with self._tx():
-            entry = self._dlq.get(job_id)
-            if entry is not None:
-                raise IllegalTransition(
-                    entry.job.state, Trigger.CANCEL, allowed_from(Trigger.CANCEL), job_id
-                )
-            job = self._find(job_id)
-            decision = decisions.cancel(job, self.clock.now())
-            self._store(decision)
-            if job.state.is_live:
-                self._events.append(CancelRequested(job.lease))
-            return decision.job
+            self._settings(queue).paused = paused
 
-    def retry(self, job_id: int) -> Job:
+    def _set_dlq_enabled(self, queue: str, enabled: bool) -> None:
         with self._tx():
-            if job_id in self._dlq:
-                return self.retry_from_dlq(job_id)
-            job = decisions.operator_retry(self._find(job_id), self.clock.now())
-            self._put(job)
-            self._available([job])
-            return job
+            self._settings(queue).dlq_enabled = enabled
 
-    def pause_queue(self, queue: str) -> None:
-        with self._tx():
-            self._settings(check_queue(queue)).paused = True
-
-    def resume_queue(self, queue: str) -> None:
-        with self._tx():
-            self._settings(check_queue(queue)).paused = False
-
-    def set_dlq_enabled(self, queue: str, enabled: bool) -> None:
-        with self._tx():
-            self._settings(check_queue(queue)).dlq_enabled = bool(enabled)
-
-    def queue_stats(self) -> list[QueueStats]:
+    def _queue_stats(self) -> list[QueueStats]:
         with self._tx():
             names = sorted(
                 {j.queue for j in self._jobs.values()}
@@ -567,15 +380,6 @@ class MemoryStore:
             return stats
 
     # -- the dead-letter queue -----------------------------------------------------------------
-    def move_to_dlq(self, job_id: int, *, reason: str) -> DlqEntry:
-        if not isinstance(reason, str) or not reason.strip():
-            raise ValidationError("a dead-letter reason is required")
-        with self._tx():
-            entry = decisions.move_to_dlq(self._find(job_id), reason, self.clock.now())
-            self._remove(job_id)
-            self._dlq[job_id] = entry
-            return entry
-
     def _dlq_matching(self, queue: str | None, kind: str | None) -> Iterable[DlqEntry]:
         return (
             e
@@ -583,43 +387,87 @@ class MemoryStore:
             if (queue is None or e.job.queue == queue) and (kind is None or e.job.kind == kind)
         )
 
-    def list_dlq(
-        self, *, queue: str | None = None, kind: str | None = None, limit: int = 100
-    ) -> list[DlqEntry]:
-        check_dlq_filter(queue, kind, all=True)
-        check_limit(limit)
+    def _list_dlq(self, queue: str | None, kind: str | None, limit: int) -> list[DlqEntry]:
         with self._tx():
             return list(itertools.islice(self._dlq_matching(queue, kind), limit))
 
-    def get_dlq_entry(self, job_id: int) -> DlqEntry | None:
+    def _get_dlq_entry(self, job_id: int) -> DlqEntry | None:
         with self._tx():
-            return self._dlq.get(check_job_id(job_id))
+            return self._dlq.get(job_id)
 
-    def retry_from_dlq(self, job_id: int) -> Job:
-        with self._tx():
-            entry = self._dlq.get(check_job_id(job_id))
-            if entry is None:
-                raise JobNotFound(job_id)
-            job = decisions.operator_retry(entry.job, self.clock.now())
-            del self._dlq[job_id]
-            self._put(job)
-            self._available([job])
-            return job
-
-    def bulk_retry_from_dlq(
-        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
-    ) -> list[Job]:
-        check_dlq_filter(queue, kind, all)
-        with self._tx():
-            ids = [e.job.id for e in self._dlq_matching(queue, kind)]
-            return [self.retry_from_dlq(job_id) for job_id in ids]
-
-    def purge_dlq(
-        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
-    ) -> int:
-        check_dlq_filter(queue, kind, all)
+    def _purge_dlq(self, queue: str | None, kind: str | None) -> int:
         with self._tx():
             ids = [e.job.id for e in self._dlq_matching(queue, kind)]
             for job_id in ids:
                 del self._dlq[job_id]
             return len(ids)
+
+
+class _MemoryTransaction:
+    """``Transaction`` on a ``MemoryStore`` whose lock the caller holds: "locking" a row is
+    reading it, and a write replaces it."""
+
+    def __init__(self, store: MemoryStore, now: datetime) -> None:
+        self._store = store
+        self._now = now
+
+    def now(self) -> datetime:
+        return self._now
+
+    def _locked(self, job: Job) -> Locked:
+        return Locked(job, self._store._dlq_enabled(job.queue))
+
+    def lock_leases(self, leases: Sequence[Lease]) -> dict[Lease, Locked]:
+        locked = {}
+        for lease in leases:
+            job = self._store._jobs.get(lease.job_id)
+            if job is not None and job.run_lease == lease.run_lease:
+                locked[lease] = self._locked(job)
+        return locked
+
+    def lease_states(self, job_ids: Sequence[int]) -> dict[int, tuple[int, JobState]]:
+        jobs = self._store._jobs
+        return {i: (jobs[i].run_lease, jobs[i].state) for i in job_ids if i in jobs}
+
+    def lock_job(self, job_id: int) -> Locked | None:
+        job = self._store._jobs.get(job_id)
+        return None if job is None else self._locked(job)
+
+    def lock_dead_letter(self, job_id: int) -> Job | None:
+        entry = self._store._dlq.get(job_id)
+        return None if entry is None else entry.job
+
+    def lock_dead_letters(self, queue: str | None, kind: str | None) -> list[Job]:
+        return [entry.job for entry in self._store._dlq_matching(queue, kind)]
+
+    def lock_callback(self, callback_id: str) -> Locked | None:
+        job_id = self._store._callbacks.get(callback_id)
+        return None if job_id is None else self._locked(self._store._jobs[job_id])
+
+    def callback_pending(self, callback_id: str) -> bool:
+        return callback_id in self._store._callbacks
+
+    def rescue_candidates(self, staleness_s: float, limit: int) -> list[Locked]:
+        found: list[Locked] = []
+        for job_id in sorted(self._store._live):
+            if len(found) >= limit:
+                break
+            job = self._store._jobs[job_id]
+            if rescue_cause(job, self._now, staleness_s) is not None:
+                found.append(self._locked(job))
+        return found
+
+    def write(self, writes: Writes) -> None:
+        store = self._store
+        store._events.extend(CancelRequested(lease) for lease in writes.cancelled)
+        store._events.extend(CallbackResolved(lease) for lease in writes.answered)
+        for job in writes.jobs.values():
+            store._put(job)
+        for job_id, reason in writes.dead_letters.items():
+            store._dlq[job_id] = DlqEntry(
+                job=store._remove(job_id), reason=reason, dlq_at=self._now
+            )
+        for job in writes.restored:
+            del store._dlq[job.id]
+            store._put(job)
+        store._events.extend(JobsAvailable(queue) for queue in writes.available_queues())

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
+
+import attrs
 
 from awa.domain import (
     CallbackToken,
@@ -16,23 +18,33 @@ from awa.domain import (
     WaitForCallback,
 )
 from awa.domain import Job as JobRecord
-from awa.ports import Applied, Finish, Stale, StaleReason
+from awa.ports import Applied, ClaimStore, Clock, Finish, Stale, StaleReason
 from awa.runtime.attempts import Attempt, AttemptEnded
+from awa.runtime.store_calls import StoreCalls
 
-if TYPE_CHECKING:
-    from awa.runtime.runtime import Runtime
-
-__all__ = ["Job", "SyncJob"]
+__all__ = ["HandlerServices", "Job", "SyncJob"]
 
 T = TypeVar("T")
+
+
+@attrs.frozen
+class HandlerServices:
+    """What a running handler's job reaches beyond its attempt: the store (directly from a
+    handler thread, through ``store_call`` from the loop), the clock, and a wait that a
+    callback's answer can cut short."""
+
+    store: ClaimStore
+    clock: Clock
+    store_call: StoreCalls
+    wait: Callable[[asyncio.Event, float], Awaitable[None]]
 
 
 class _JobView(Generic[T]):
     """Read-only fields of the attempt's job, and the buffered writes a handler may make."""
 
-    def __init__(self, attempt: Attempt, args: T, runtime: Runtime) -> None:
+    def __init__(self, attempt: Attempt, args: T, services: HandlerServices) -> None:
         self._attempt = attempt
-        self._runtime = runtime
+        self._services = services
         self.args: T = args
 
     @property
@@ -145,14 +157,14 @@ class _JobView(Generic[T]):
         if record.state is JobState.WAITING_EXTERNAL:
             return False, None
         if record.state is JobState.RUNNING and record.callback_id is None:
-            self._attempt.started(record, self._runtime.clock.now())  # the resume restarts it
+            self._attempt.started(record, self._services.clock.now())  # the resume restarts it
             self._attempt.waiting_callback = False
             return True, record.callback_result
         raise AttemptEnded(f"job {self.id} was {record.state.value} by its callback")
 
     def _get(self) -> JobRecord | None:
         try:
-            return self._runtime.store.get_job(self.id)
+            return self._services.store.get_job(self.id)
         except JobNotFound:
             return None
 
@@ -170,8 +182,8 @@ class Job(_JobView[T]):
 
     async def register_callback(self, timeout: float = 3600.0) -> CallbackToken:
         """Create a callback the external system answers by id (``token.callback_id``)."""
-        result = await self._runtime.store_call(
-            self._runtime.store.register_callback, self.lease, timeout_s=timeout
+        result = await self._services.store_call(
+            self._services.store.register_callback, self.lease, timeout_s=timeout
         )
         return self._registered(result)
 
@@ -182,14 +194,14 @@ class Job(_JobView[T]):
         attempt = self._attempt
         attempt.callback_wakeup = asyncio.Event()
         finish = self._park_finish(token)
-        [result] = await self._runtime.store_call(self._runtime.store.finish, [finish])
+        [result] = await self._services.store_call(self._services.store.finish, [finish])
         self._parked(result)
         while True:
-            done, payload = self._resumed(await self._runtime.store_call(self._get))
+            done, payload = self._resumed(await self._services.store_call(self._get))
             if done:
                 return payload
             attempt.callback_wakeup.clear()
-            await self._runtime.wait(attempt.callback_wakeup, attempt.config.poll_interval_s)
+            await self._services.wait(attempt.callback_wakeup, attempt.config.poll_interval_s)
 
 
 class SyncJob(_JobView[T]):
@@ -197,12 +209,12 @@ class SyncJob(_JobView[T]):
 
     def register_callback(self, timeout: float = 3600.0) -> CallbackToken:
         return self._registered(
-            self._runtime.store.register_callback(self.lease, timeout_s=timeout)
+            self._services.store.register_callback(self.lease, timeout_s=timeout)
         )
 
     def wait_for_callback(self, token: CallbackToken) -> Any:
         attempt = self._attempt
-        [result] = self._runtime.store.finish([self._park_finish(token)])
+        [result] = self._services.store.finish([self._park_finish(token)])
         self._parked(result)
         while True:
             done, payload = self._resumed(self._get())

@@ -20,14 +20,12 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from awa.domain import AwaError, JobState
-from awa.ports import Applied, Heartbeat, Stale, StaleReason, WriteResult
+from awa.ports import Applied, ClaimStore, Heartbeat, Stale, StaleReason, WriteResult
+from awa.runtime.attempt_table import AttemptTable
 from awa.runtime.attempts import Attempt
-
-if TYPE_CHECKING:
-    from awa.runtime.runtime import Runtime
+from awa.runtime.store_calls import StoreCalls
 
 __all__ = ["HeartbeatService", "LoopWatch", "OffLoopHeartbeats"]
 
@@ -39,14 +37,18 @@ class HeartbeatService:
 
     name = "heartbeat"
 
-    def __init__(self, runtime: Runtime, interval_s: float) -> None:
-        self.runtime = runtime
+    def __init__(
+        self, table: AttemptTable, store: ClaimStore, store_call: StoreCalls, *, interval_s: float
+    ) -> None:
+        self.table = table
+        self.store = store
+        self._call = store_call
         self.interval_s = interval_s
 
     def collect(self) -> tuple[list[Attempt], list[Heartbeat]]:
         """The live attempts and their beats, taking their buffered progress and metadata
         (safe from any thread)."""
-        attempts = [a for a in self.runtime.attempts() if not a.ended and not a.dropped]
+        attempts = [a for a in self.table.attempts() if not a.ended and not a.dropped]
         beats = []
         for attempt in attempts:
             progress, metadata = attempt.take_buffers()
@@ -78,12 +80,11 @@ class HeartbeatService:
                 attempt.signal_callback()  # resumed: polling fallback for a lost hint
 
     async def run_once(self, now: datetime) -> float | None:
-        rt = self.runtime
         attempts, beats = self.collect()
         if not beats:
             return self.interval_s
         try:
-            results = await rt.store_call(rt.store.heartbeat, beats)
+            results = await self._call(self.store.heartbeat, beats)
         except AwaError:
             self.restore(attempts, beats)
             raise
@@ -114,7 +115,7 @@ class OffLoopHeartbeats:
             if not beats:
                 continue
             try:
-                results = service.runtime.store.heartbeat(beats)
+                results = service.store.heartbeat(beats)
             except Exception as exc:  # the database is away: beat again next time
                 service.restore(attempts, beats)
                 log.warning("heartbeat of %d attempts failed: %s", len(beats), exc)

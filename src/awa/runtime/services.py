@@ -1,22 +1,28 @@
 """The runtime's services. Each ``run_once(now)`` does one bounded batch and never sleeps; it
 returns how many seconds until it wants to run again (``None``: only when woken). The
-``Runtime`` scheduler owns all waiting, so everything runs under a ``ManualClock`` too."""
+``Scheduler`` owns all waiting, so everything runs under a ``ManualClock`` too.
+
+Each service is given only what it uses: the store and the bounded way to call it, the
+attempt table, and the counters it moves."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
 from awa.domain import AwaError, Fail, ValidationError
+from awa.domain import Job as JobRecord
 from awa.domain.validation import storable_text
-from awa.ports import Applied, Finish, Stale, WriteResult
+from awa.ports import Applied, ClaimStore, Finish, Stale, WriteResult
+from awa.runtime.attempt_table import AttemptTable
+from awa.runtime.attempts import Attempt
 from awa.runtime.config import QueueConfig, RuntimeConfig
-
-if TYPE_CHECKING:
-    from awa.runtime.runtime import Runtime
+from awa.runtime.scheduler import Service
+from awa.runtime.stats import RuntimeStats
+from awa.runtime.store_calls import StoreCalls
 
 __all__ = [
     "ClaimService",
@@ -30,36 +36,47 @@ __all__ = [
 log = logging.getLogger("awa.runtime")
 
 
-class Service(Protocol):
-    name: str
-
-    async def run_once(self, now: datetime) -> float | None: ...
-
-
 class ClaimService:
     """Claims for one queue, as many jobs as it has free slots, and starts them."""
 
-    def __init__(self, runtime: Runtime, config: QueueConfig) -> None:
-        self.runtime = runtime
+    def __init__(
+        self,
+        config: QueueConfig,
+        store: ClaimStore,
+        store_call: StoreCalls,
+        table: AttemptTable,
+        start: Callable[[QueueConfig, JobRecord], None],
+        *,
+        batch_max: int,
+        claimed: Callable[[], None],
+    ) -> None:
+        """``start(config, job)`` runs a claimed job; ``claimed()`` follows every claim that
+        started any (the deadline service then looks at the new attempts)."""
         self.config = config
         self.name = f"claim:{config.queue}"
         self.draining = False
+        self._store = store
+        self._call = store_call
+        self._table = table
+        self._start = start
+        self._batch_max = batch_max
+        self._claimed = claimed
 
     async def run_once(self, now: datetime) -> float | None:
-        rt, cfg = self.runtime, self.config
+        cfg = self.config
         if self.draining:
             return None
-        free = cfg.concurrency - rt.running(cfg.queue)
+        free = cfg.concurrency - self._table.running(cfg.queue)
         if free <= 0:
             return None  # a finishing handler wakes us
-        limit = min(free, rt.config.claim_batch_max)
-        jobs = await rt.store_call(
-            rt.store.claim, cfg.queue, limit=limit, deadline_duration_s=cfg.deadline_duration_s
+        limit = min(free, self._batch_max)
+        jobs = await self._call(
+            self._store.claim, cfg.queue, limit=limit, deadline_duration_s=cfg.deadline_duration_s
         )
         for job in jobs:
-            rt.start_attempt(cfg, job)
+            self._start(cfg, job)
         if jobs:
-            rt.wake("deadlines")
+            self._claimed()
         return 0.0 if len(jobs) == limit else cfg.poll_interval_s
 
 
@@ -68,33 +85,43 @@ class CompletionService:
 
     name = "complete"
 
-    def __init__(self, runtime: Runtime) -> None:
-        self.runtime = runtime
+    def __init__(
+        self,
+        store: ClaimStore,
+        store_call: StoreCalls,
+        table: AttemptTable,
+        stats: RuntimeStats,
+        *,
+        batch_max: int,
+    ) -> None:
+        self._store = store
+        self._call = store_call
+        self._table = table
+        self._stats = stats
+        self._batch_max = batch_max
 
     async def run_once(self, now: datetime) -> float | None:
-        rt = self.runtime
-        batch = rt.take_finishes(rt.config.finish_batch_max)
+        batch = self._table.take_finishes(self._batch_max)
         if not batch:
             return None
         try:
             results = await self._write(batch)
         except AwaError:  # the database, not an outcome: the whole batch waits for a retry
-            rt.requeue_finishes(batch)
+            self._table.requeue_finishes(batch)
             raise
         for result in results:
             if isinstance(result, Stale):
-                rt.stats.stale_finishes += 1
+                self._stats.stale_finishes += 1
                 log.debug("finish of %s dropped: %s", result.lease, result.reason)
             elif isinstance(result, Applied):
-                rt.stats.finished += 1
-        return 0.0 if rt.has_finishes() else None
+                self._stats.finished += 1
+        return 0.0 if self._table.has_finishes() else None
 
     async def _write(self, batch: list[Finish]) -> list[WriteResult | None]:
         """Write ``batch``; when the store refuses it as bad input, split it until the bad
         outcome stands alone, so its neighbours are written at once and only it fails."""
-        rt = self.runtime
         try:
-            return list(await rt.store_call(rt.store.finish, batch))
+            return list(await self._call(self._store.finish, batch))
         except ValidationError as refused:
             if len(batch) == 1:
                 return [await self._fail_unstorable(batch[0], refused)]
@@ -106,11 +133,10 @@ class CompletionService:
     ) -> WriteResult | None:
         """The attempt's outcome cannot be stored: fail the attempt with an error saying why
         (retried like a raised exception), without the buffers that may be the cause."""
-        rt = self.runtime
         error = storable_text(f"outcome could not be stored: {refused}")
         log.warning("job %s: %s", finish.lease, error)
         try:
-            [result] = await rt.store_call(rt.store.finish, [Finish(finish.lease, Fail(error))])
+            [result] = await self._call(self._store.finish, [Finish(finish.lease, Fail(error))])
         except ValidationError:
             log.error(
                 "job %s: even its failure could not be stored; it will be rescued", finish.lease
@@ -125,20 +151,29 @@ class DeadlineService:
 
     name = "deadlines"
 
-    def __init__(self, runtime: Runtime, grace_s: float) -> None:
-        self.runtime = runtime
+    def __init__(
+        self,
+        table: AttemptTable,
+        drop: Callable[[Attempt], None],
+        stats: RuntimeStats,
+        *,
+        grace_s: float,
+    ) -> None:
+        self._table = table
+        self._drop = drop
+        self._stats = stats
         self.grace_s = grace_s
 
     async def run_once(self, now: datetime) -> float | None:
-        rt = self.runtime
         next_due: float | None = None
-        for attempt in rt.attempts():
+        for attempt in self._table.attempts():
             deadline = attempt.deadline_local  # this process's clock, like now
             if deadline is None or not attempt.is_async or attempt.waiting_callback:
                 continue
             overdue_s = (now - deadline).total_seconds() - self.grace_s
             if overdue_s >= 0:
-                rt.drop_attempt(attempt)
+                self._stats.dropped += 1
+                self._drop(attempt)
             else:
                 next_due = -overdue_s if next_due is None else min(next_due, -overdue_s)
         return next_due
@@ -159,23 +194,34 @@ class MaintenanceService:
 
     name = "maintenance"
 
-    def __init__(self, runtime: Runtime, config: RuntimeConfig, staleness_s: float) -> None:
-        self.runtime = runtime
+    def __init__(
+        self,
+        store: ClaimStore,
+        store_call: StoreCalls,
+        config: RuntimeConfig,
+        stats: RuntimeStats,
+        *,
+        owner: str,
+        staleness_s: float,
+    ) -> None:
+        self._store = store
+        self._call = store_call
         self.config = config
+        self._stats = stats
+        self.owner = owner
         self.staleness_s = staleness_s
         self.last_report = MaintenanceReport(leader=False)
 
     async def run_once(self, now: datetime) -> float | None:
-        rt, cfg = self.runtime, self.config
-        report = await rt.store_call(self.run_sync)
+        report = await self._call(self.run_sync)
         self.last_report = report
-        rt.stats.rescued += report.rescued
-        return 0.0 if report.more else cfg.maintenance_interval_s
+        self._stats.rescued += report.rescued
+        return 0.0 if report.more else self.config.maintenance_interval_s
 
     def run_sync(self) -> MaintenanceReport:
-        store, cfg, limit = self.runtime.store, self.config, self.config.maintenance_batch_max
+        store, cfg, limit = self._store, self.config, self.config.maintenance_batch_max
         ttl_s = 3 * cfg.maintenance_interval_s
-        if not store.try_lead(self.runtime.owner, ttl_s=ttl_s):
+        if not store.try_lead(self.owner, ttl_s=ttl_s):
             return MaintenanceReport(leader=False)
         rescued = store.rescue(staleness_s=self.staleness_s, limit=limit)
         promoted = store.promote(limit=limit)
@@ -187,4 +233,4 @@ class MaintenanceService:
         return MaintenanceReport(True, *counts, more=max(counts) >= limit)
 
     def resign(self) -> None:
-        self.runtime.store.release_lead(self.runtime.owner)
+        self._store.release_lead(self.owner)

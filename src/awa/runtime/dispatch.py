@@ -1,0 +1,121 @@
+"""Handler dispatch: a claimed job becomes a running handler, and what the handler returns or
+raises becomes an outcome waiting in the attempt table to be written.
+
+Async handlers run as tasks on the loop; sync handlers in a thread pool sized to the queues'
+concurrency. A job whose kind no handler takes, or whose args do not fit the handler's type,
+fails at once (terminal) without running anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from typing import Any
+
+from awa.domain import Fail, Outcome, SerializationError
+from awa.domain import Job as JobRecord
+from awa.ports import Finish
+from awa.runtime.attempt_table import AttemptTable
+from awa.runtime.attempts import Attempt, AttemptEnded
+from awa.runtime.config import QueueConfig
+from awa.runtime.context import HandlerServices, Job, SyncJob
+from awa.runtime.outcomes import outcome_from_exception, outcome_from_return
+from awa.runtime.registry import Task, TaskRegistry
+from awa.runtime.serialization import load_args
+
+__all__ = ["Dispatch"]
+
+log = logging.getLogger("awa.runtime")
+
+
+class Dispatch:
+    def __init__(
+        self,
+        registry: TaskRegistry,
+        table: AttemptTable,
+        services: HandlerServices,
+        *,
+        handler_threads: int,
+        on_outcome: Callable[[], None],
+    ) -> None:
+        """``on_outcome()`` is called when an outcome is waiting to be written."""
+        self.registry = registry
+        self.table = table
+        self.services = services
+        self._on_outcome = on_outcome
+        self._threads = ThreadPoolExecutor(handler_threads, thread_name_prefix="awa-handler")
+
+    def start(self, config: QueueConfig, record: JobRecord, now: datetime) -> Attempt:
+        """Run the handler of a job this process just claimed."""
+        task = self.registry.for_kind(record.kind)
+        attempt = Attempt(record, config, is_async=task is not None and task.is_async, now=now)
+        self.table.add(attempt)
+        if task is None:
+            known = ", ".join(sorted(t.kind for t in self.registry.all())) or "none"
+            error = (
+                f"UnknownJobKind: no handler for kind {record.kind!r} (this worker has: {known})"
+            )
+            self.done(attempt, Fail(error, terminal=True))
+            return attempt
+        try:
+            args = load_args(record.args, task.args_type)
+        except SerializationError as exc:
+            self.done(attempt, Fail(f"SerializationError: {exc}", terminal=True))
+            return attempt
+        if task.is_async:
+            attempt.future = asyncio.ensure_future(self._run_async(attempt, task, args))
+        else:
+            future = asyncio.get_running_loop().run_in_executor(
+                self._threads, self._run_sync, attempt, task, args
+            )
+            attempt.future = future
+            future.add_done_callback(functools.partial(self._sync_done, attempt))
+        return attempt
+
+    async def _run_async(self, attempt: Attempt, task: Task, args: Any) -> None:
+        outcome: Outcome | None
+        try:
+            outcome = outcome_from_return(await task.handler(Job(attempt, args, self.services)))
+        except (AttemptEnded, asyncio.CancelledError):
+            outcome = None
+        except BaseException as exc:  # a handler's panic must not take the runtime down
+            outcome = outcome_from_exception(exc)
+        self.done(attempt, outcome)
+
+    def _run_sync(self, attempt: Attempt, task: Task, args: Any) -> Outcome | None:
+        try:
+            return outcome_from_return(task.handler(SyncJob(attempt, args, self.services)))
+        except AttemptEnded:
+            return None
+        except BaseException as exc:  # e.g. SystemExit in a handler thread: a panic
+            return outcome_from_exception(exc)
+
+    def _sync_done(self, attempt: Attempt, future: asyncio.Future[Outcome | None]) -> None:
+        self.done(attempt, None if future.cancelled() else future.result())
+
+    def done(self, attempt: Attempt, outcome: Outcome | None) -> None:
+        """The handler ended: free its slot and, unless the attempt lost its job meanwhile,
+        queue its outcome (with the progress and metadata it buffered) to be written."""
+        if attempt.dropped:
+            return
+        self.table.release(attempt)
+        if outcome is None or attempt.ended:
+            return
+        progress, metadata = attempt.take_buffers()
+        self.table.add_finish(Finish(attempt.lease, outcome, progress, metadata))
+        self._on_outcome()
+
+    def drop(self, attempt: Attempt) -> None:
+        """Give up on a handler past its deadline: cancel it and free its slot, write
+        nothing; maintenance counts the attempt as ``hard deadline exceeded``."""
+        log.warning("job %s is past its deadline; dropping its handler", attempt.lease)
+        attempt.end(cancelled=False)
+        self.table.release(attempt)
+        attempt.dropped = True
+
+    def shutdown(self) -> None:
+        self._threads.shutdown(wait=False)

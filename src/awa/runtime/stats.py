@@ -1,0 +1,16 @@
+"""What a worker process has done, counted as it happens (tests and diagnostics read it)."""
+
+from __future__ import annotations
+
+import attrs
+
+__all__ = ["RuntimeStats"]
+
+
+@attrs.define
+class RuntimeStats:
+    claimed: int = 0
+    finished: int = 0
+    stale_finishes: int = 0
+    dropped: int = 0
+    rescued: int = 0

@@ -1,0 +1,75 @@
+"""The behavioural contract every ``ClaimStore`` adapter passes, one module per area.
+
+Subclass ``ClaimStoreContract`` in your adapter's tests and supply the store, built on the
+``ManualClock`` the suite hands you::
+
+    class TestMyStore(ClaimStoreContract):
+        def make_store(self, clock: ManualClock) -> ClaimStore:
+            return MyStore(..., clock=clock)
+
+(or override the ``store`` fixture when building it needs other fixtures). The suite does not
+know which store it tests.
+
+``ClaimStoreContract`` is the composition of the areas below; each is a mixin with the same
+fixture protocol, so an adapter in progress can run one area at a time
+(``class TestMyStoreClaims(InsertClaimContract): ...``) and see what it is still missing:
+
+=========================  ====================  ============================================
+mixin                      module                area
+=========================  ====================  ============================================
+``TableContract``          ``table``             every ``(state, trigger)`` pair, from the table
+``InsertClaimContract``    ``insert_claim``      insert, claim
+``FencingContract``        ``fencing``           heartbeats, stale leases, late writes
+``OutcomeContract``        ``outcomes``          what each handler outcome does
+``RescueContract``         ``rescue``            crashes, deadlines, the poison-job rule
+``CallbackContract``       ``callbacks``         register, resolve, heartbeat a callback
+``OperatorContract``       ``operators``         cancel, retry, get, list, queue stats
+``DlqContract``            ``dlq``               the dead-letter queue
+``HintContract``           ``hints``             subscribe and its wake-up hints
+``MaintenanceContract``    ``maintenance``       promote, retention, leadership
+=========================  ====================  ============================================
+"""
+
+from __future__ import annotations
+
+from awa.testing.contract._helpers import StoreFixtures
+from awa.testing.contract.callbacks import CallbackContract
+from awa.testing.contract.dlq import DlqContract
+from awa.testing.contract.fencing import FencingContract
+from awa.testing.contract.hints import HintContract
+from awa.testing.contract.insert_claim import InsertClaimContract
+from awa.testing.contract.maintenance import MaintenanceContract
+from awa.testing.contract.operators import OperatorContract
+from awa.testing.contract.outcomes import OutcomeContract
+from awa.testing.contract.rescue import RescueContract
+from awa.testing.contract.table import TableContract
+
+__all__ = [
+    "CallbackContract",
+    "ClaimStoreContract",
+    "DlqContract",
+    "FencingContract",
+    "HintContract",
+    "InsertClaimContract",
+    "MaintenanceContract",
+    "OperatorContract",
+    "OutcomeContract",
+    "RescueContract",
+    "StoreFixtures",
+    "TableContract",
+]
+
+
+class ClaimStoreContract(
+    TableContract,
+    InsertClaimContract,
+    FencingContract,
+    OutcomeContract,
+    RescueContract,
+    CallbackContract,
+    OperatorContract,
+    DlqContract,
+    HintContract,
+    MaintenanceContract,
+):
+    """Pytest mix-in: the whole ``ClaimStore`` contract."""

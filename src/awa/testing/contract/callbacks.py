@@ -1,0 +1,194 @@
+"""The contract of callbacks: register, resolve and heartbeat a pending callback.
+
+A parked attempt is answered at most once (resume, complete, fail, retry), even by racing
+answers or an answer that arrives before the park; a late, unknown or stale callback id is
+``CallbackNotFound``.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+
+from awa.adapters.memory import ManualClock
+from awa.domain import (
+    CallbackNotFound,
+    Complete,
+    CompleteCallback,
+    DlqReason,
+    FailCallback,
+    JobState,
+    Lease,
+    NewJob,
+    RescueCause,
+    ResumeCallback,
+    RetryCallback,
+    WaitForCallback,
+)
+from awa.domain.values import CallbackToken
+from awa.ports import Applied, ClaimStore, Stale, StaleReason
+from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _one, _park
+from awa.testing.scenarios import STALENESS_S
+
+__all__ = ["CallbackContract"]
+
+
+class CallbackContract(StoreFixtures):
+    """An attempt parked on an external answer resolves at most once."""
+
+    def test_resume_returns_the_parked_attempt_to_running_with_the_payload(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        _one(store)
+        job = _claim_one(store)
+        callback_id = _park(store, job)
+        assert store.get_job(job.id).state is JobState.WAITING_EXTERNAL
+        clock.advance(500)
+        resumed = store.resolve_callback(callback_id, ResumeCallback({"ok": 1}))
+        assert resumed.state is JobState.RUNNING
+        assert resumed.run_lease == job.run_lease
+        assert resumed.callback_result == {"ok": 1}
+        assert resumed.heartbeat_at == clock.now()
+        # time spent parked does not count against the attempt's deadline
+        assert job.deadline_at is not None
+        assert resumed.deadline_at == clock.now() + (
+            job.deadline_at - (job.attempted_at or clock.now())
+        )
+        assert isinstance(_finish(store, job.lease, Complete()), Applied)
+
+    def test_callback_resolves_at_most_once(self, store: ClaimStore) -> None:
+        _one(store)
+        job = _claim_one(store)
+        callback_id = _park(store, job)
+        done = store.resolve_callback(callback_id, CompleteCallback({"v": 1}))
+        assert done.state is JobState.COMPLETED
+        for resolution in (
+            CompleteCallback(),
+            FailCallback("x"),
+            ResumeCallback(),
+            RetryCallback(),
+        ):
+            with pytest.raises(CallbackNotFound):
+                store.resolve_callback(callback_id, resolution)
+        assert store.get_job(job.id) == done
+
+    def test_concurrent_resolutions_have_exactly_one_winner(self, store: ClaimStore) -> None:
+        _one(store)
+        job = _claim_one(store)
+        callback_id = _park(store, job)
+        wins: list[str] = []
+        barrier = threading.Barrier(6)
+
+        def resolve(n: int) -> None:
+            barrier.wait()
+            try:
+                store.resolve_callback(callback_id, CompleteCallback({"winner": n}))
+                wins.append(str(n))
+            except CallbackNotFound:
+                pass
+
+        threads = [threading.Thread(target=resolve, args=(n,)) for n in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(wins) == 1
+        assert store.get_job(job.id).callback_result == {"winner": int(wins[0])}
+
+    def test_external_answer_before_the_park_completes_the_running_job(
+        self, store: ClaimStore
+    ) -> None:
+        _one(store)
+        job = _claim_one(store)
+        registered = store.register_callback(job.lease)
+        assert isinstance(registered, Applied)
+        callback_id = registered.job.callback_id
+        assert callback_id is not None
+        store.resolve_callback(callback_id, CompleteCallback({"early": True}))
+        token = CallbackToken(callback_id, job.lease, job.run_at)
+        assert isinstance(_finish(store, job.lease, WaitForCallback(token)), Stale)
+        assert store.get_job(job.id).state is JobState.COMPLETED
+
+    def test_resume_before_the_park_is_reported_as_callback_resolved(
+        self, store: ClaimStore
+    ) -> None:
+        _one(store)
+        job = _claim_one(store)
+        registered = store.register_callback(job.lease)
+        assert isinstance(registered, Applied)
+        callback_id = registered.job.callback_id
+        assert callback_id is not None
+        store.resolve_callback(callback_id, ResumeCallback("early"))
+        token = CallbackToken(callback_id, job.lease, job.run_at)
+        parked = _finish(store, job.lease, WaitForCallback(token))
+        assert parked == Stale(job.lease, StaleReason.CALLBACK_RESOLVED)
+        got = store.get_job(job.id)
+        assert (got.state, got.callback_result) == (JobState.RUNNING, "early")
+
+    def test_callback_retry_restarts_with_a_fresh_budget_and_the_lease_kept(
+        self, store: ClaimStore
+    ) -> None:
+        _one(store, max_attempts=3)
+        job = _claim_one(store)
+        callback_id = _park(store, job)
+        restarted = store.resolve_callback(callback_id, RetryCallback())
+        assert restarted.state is JobState.AVAILABLE
+        assert (restarted.attempt, restarted.run_lease) == (0, 1)
+        again = _claim_one(store)
+        assert (again.attempt, again.run_lease) == (1, 2)
+
+    def test_callback_fail_fails_the_job_terminally(self, store: ClaimStore) -> None:
+        store.set_dlq_enabled("cb", True)
+        _one(store, queue="cb")
+        job = _claim_one(store, "cb")
+        callback_id = _park(store, job)
+        failed = store.resolve_callback(callback_id, FailCallback("card declined"))
+        assert failed.state is JobState.FAILED
+        [entry] = store.list_dlq(queue="cb")
+        assert entry.reason == DlqReason.TERMINAL_ERROR.value
+        assert entry.job.errors[-1].error == "card declined"
+
+    def test_callback_heartbeat_extends_the_timeout(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        _one(store)
+        job = _claim_one(store)
+        callback_id = _park(store, job, timeout_s=60)
+        clock.advance(50)
+        extended = store.heartbeat_callback(callback_id, timeout_s=60)
+        assert extended.callback_timeout_at == clock.now() + timedelta(seconds=60)
+        clock.advance(50)
+        assert store.rescue(staleness_s=STALENESS_S) == []
+        clock.advance(11)
+        [rescued] = store.rescue(staleness_s=STALENESS_S)
+        assert rescued.cause is RescueCause.CALLBACK_TIMEOUT
+
+    def test_rescue_and_cancel_make_a_late_callback_unknown(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        store.insert([NewJob(kind="k"), NewJob(kind="k")])
+        a = _claim_one(store)
+        b = _claim_one(store)
+        cb_a = _park(store, a, timeout_s=10)
+        cb_b = _park(store, b, timeout_s=1000)
+        clock.advance(11)
+        store.rescue(staleness_s=STALENESS_S)
+        store.cancel(b.id)
+        for callback_id in (cb_a, cb_b):
+            with pytest.raises(CallbackNotFound):
+                store.resolve_callback(callback_id, CompleteCallback())
+            with pytest.raises(CallbackNotFound):
+                store.heartbeat_callback(callback_id, timeout_s=10)
+
+    def test_unknown_callback_id_is_not_found(self, store: ClaimStore) -> None:
+        with pytest.raises(CallbackNotFound):
+            store.resolve_callback("no-such-callback", CompleteCallback())
+
+    def test_register_callback_with_stale_lease_is_stale(self, store: ClaimStore) -> None:
+        _one(store)
+        job = _claim_one(store)
+        result = store.register_callback(Lease(job.id, job.run_lease + 1))
+        assert isinstance(result, Stale)
+        assert store.get_job(job.id).callback_id is None

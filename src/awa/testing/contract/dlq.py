@@ -1,0 +1,137 @@
+"""The contract of the dead-letter queue.
+
+Dead-lettering only where enabled, one home per job, lookup, retry (one and bulk), purge, and
+moving a failed job there by hand.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from awa.adapters.memory import ManualClock
+from awa.domain import Fail, IllegalTransition, JobState, NewJob, ValidationError
+from awa.ports import ClaimStore
+from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _one
+from awa.testing.scenarios import drive_to
+
+__all__ = ["DlqContract"]
+
+
+class DlqContract(StoreFixtures):
+    """Failed jobs on a dead-letter queue: one home, found, retried, purged."""
+
+    def test_failed_jobs_stay_in_place_when_the_queue_has_no_dlq(self, store: ClaimStore) -> None:
+        _one(store)
+        job = _claim_one(store)
+        _finish(store, job.lease, Fail("x", terminal=True))
+        assert store.list_dlq(queue="default") == []
+        assert store.list_jobs(state=JobState.FAILED)[0].id == job.id
+
+    def test_dlq_job_lives_in_exactly_one_home(self, store: ClaimStore) -> None:
+        store.set_dlq_enabled("d", True)
+        _one(store, queue="d")
+        job = _claim_one(store, "d")
+        _finish(store, job.lease, Fail("x", terminal=True))
+        assert store.list_jobs(queue="d") == []
+        [entry] = store.list_dlq(queue="d")
+        assert entry.job.run_lease == job.run_lease
+        assert store.get_job(job.id) == entry.job
+
+    def test_get_dlq_entry_finds_a_dead_lettered_job_and_only_that(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        store.set_dlq_enabled("d", True)
+        store.insert([NewJob(kind="k", queue="d"), NewJob(kind="k", queue="d")])
+        dead = _claim_one(store, "d")
+        _finish(store, dead.lease, Fail("ValueError: x", terminal=True))
+        alive = store.list_jobs(queue="d")[0]
+        entry = store.get_dlq_entry(dead.id)
+        assert entry is not None
+        assert (entry.job.id, entry.reason, entry.dlq_at) == (
+            dead.id,
+            "terminal_error",
+            clock.now(),
+        )
+        assert store.get_dlq_entry(alive.id) is None
+        assert store.get_dlq_entry(424242) is None
+        store.retry_from_dlq(dead.id)
+        assert store.get_dlq_entry(dead.id) is None
+
+    def test_dlq_retry_resets_attempts_keeps_lease_and_errors(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        store.set_dlq_enabled("d", True)
+        _one(store, queue="d", max_attempts=1)
+        job = _claim_one(store, "d")
+        _finish(store, job.lease, Fail("boom"))
+        retried = store.retry_from_dlq(job.id)
+        assert retried.state is JobState.AVAILABLE
+        assert (retried.attempt, retried.run_lease) == (0, 1)
+        assert [e.error for e in retried.errors] == ["boom"]
+        assert store.list_dlq(queue="d") == []
+        assert _claim_one(store, "d").run_lease == 2
+
+    def test_operator_retry_of_a_dead_lettered_job_retries_from_the_dlq(
+        self, store: ClaimStore
+    ) -> None:
+        store.set_dlq_enabled("d", True)
+        _one(store, queue="d")
+        job = _claim_one(store, "d")
+        _finish(store, job.lease, Fail("x", terminal=True))
+        assert store.retry(job.id).state is JobState.AVAILABLE
+        assert store.list_dlq(queue="d") == []
+
+    def test_dead_lettered_job_is_not_cancellable(self, store: ClaimStore) -> None:
+        store.set_dlq_enabled("d", True)
+        _one(store, queue="d")
+        job = _claim_one(store, "d")
+        _finish(store, job.lease, Fail("x", terminal=True))
+        with pytest.raises(IllegalTransition):
+            store.cancel(job.id)
+        assert len(store.list_dlq(queue="d")) == 1
+
+    def test_bulk_dlq_commands_need_a_filter_or_all(self, store: ClaimStore) -> None:
+        store.set_dlq_enabled("d", True)
+        _one(store, queue="d")
+        job = _claim_one(store, "d")
+        _finish(store, job.lease, Fail("x", terminal=True))
+        with pytest.raises(ValidationError, match="give a queue or kind"):
+            store.bulk_retry_from_dlq()
+        with pytest.raises(ValidationError, match="give a queue or kind"):
+            store.purge_dlq()
+        assert len(store.list_dlq(queue="d")) == 1
+
+    def test_bulk_retry_and_purge_touch_only_matching_entries(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        for queue in ("d1", "d2"):
+            store.set_dlq_enabled(queue, True)
+        store.insert(
+            [
+                NewJob(kind="a", queue="d1"),
+                NewJob(kind="b", queue="d1"),
+                NewJob(kind="a", queue="d2"),
+            ]
+        )
+        for queue in ("d1", "d1", "d2"):
+            job = _claim_one(store, queue)
+            _finish(store, job.lease, Fail("x", terminal=True))
+        retried = store.bulk_retry_from_dlq(queue="d1", kind="a")
+        assert [(j.queue, j.kind, j.attempt) for j in retried] == [("d1", "a", 0)]
+        assert store.purge_dlq(queue="d1") == 1
+        assert [e.job.queue for e in store.list_dlq(kind="a")] == ["d2"]
+        assert len(store.bulk_retry_from_dlq(all=True)) == 1
+        assert store.list_dlq() == []
+
+    def test_move_to_dlq_takes_only_failed_jobs(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        running = drive_to(store, clock, JobState.RUNNING)
+        with pytest.raises(IllegalTransition):
+            store.move_to_dlq(running.job.id, reason="operator")
+        failed = drive_to(store, clock, JobState.FAILED)
+        entry = store.move_to_dlq(failed.job.id, reason="needs a human")
+        assert entry.reason == "needs a human"
+        assert store.list_dlq(queue=failed.job.queue)[0].job.id == failed.job.id
+        with pytest.raises(ValidationError):
+            store.move_to_dlq(running.job.id, reason="  ")

@@ -1,0 +1,70 @@
+"""The contract of ``subscribe``: the wake-up hints a store sends its listeners.
+
+Work available on a queue, a cancel for a running attempt, a callback answered; an
+unsubscribed listener hears nothing more. Tests wait on the hint, never on a sleep.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from awa.adapters.memory import ManualClock
+from awa.domain import ResumeCallback
+from awa.ports import CallbackResolved, CancelRequested, ClaimStore, JobsAvailable
+from awa.testing.contract._helpers import StoreFixtures, _claim_one, _Events, _one, _park
+
+__all__ = ["HintContract"]
+
+
+class HintContract(StoreFixtures):
+    """Hints reach subscribed listeners, and only them."""
+
+    def test_insert_and_retry_announce_available_work(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        events = _Events()
+        unsubscribe = store.subscribe(events)
+        try:
+            _one(store, queue="hinted")
+            assert events.wait_for(JobsAvailable("hinted"))
+            _one(store, queue="later", run_at=clock.now() + timedelta(seconds=5))
+            clock.advance(5)
+            store.promote()
+            assert events.wait_for(JobsAvailable("later"))
+        finally:
+            unsubscribe()
+
+    def test_cancel_of_a_running_attempt_tells_its_worker(self, store: ClaimStore) -> None:
+        events = _Events()
+        unsubscribe = store.subscribe(events)
+        try:
+            _one(store)
+            job = _claim_one(store)
+            store.cancel(job.id)
+            assert events.wait_for(CancelRequested(job.lease))
+        finally:
+            unsubscribe()
+
+    def test_callback_answer_tells_the_waiting_worker(self, store: ClaimStore) -> None:
+        events = _Events()
+        unsubscribe = store.subscribe(events)
+        try:
+            _one(store)
+            job = _claim_one(store)
+            callback_id = _park(store, job)
+            store.resolve_callback(callback_id, ResumeCallback({"v": 1}))
+            assert events.wait_for(CallbackResolved(job.lease))
+        finally:
+            unsubscribe()
+
+    def test_unsubscribed_listener_hears_nothing_more(self, store: ClaimStore) -> None:
+        before, after = _Events(), _Events()
+        unsubscribe = store.subscribe(before)
+        unsubscribe()
+        unsubscribe_after = store.subscribe(after)
+        try:
+            _one(store, queue="quiet")
+            assert after.wait_for(JobsAvailable("quiet"))
+            assert before.seen == []
+        finally:
+            unsubscribe_after()

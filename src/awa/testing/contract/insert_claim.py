@@ -1,0 +1,132 @@
+"""The contract of ``insert`` and ``claim``: how jobs enter the store and start an attempt.
+
+Insert order, defaults and verbatim storage; claim order, the new lease, limits, paused
+queues, and that concurrent claims never share a job.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+
+from awa.adapters.memory import ManualClock
+from awa.domain import JobState, NewJob, RetryAfter, ValidationError
+from awa.ports import Applied, ClaimStore
+from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _one
+
+__all__ = ["InsertClaimContract"]
+
+
+class InsertClaimContract(StoreFixtures):
+    """``insert`` and ``claim``: jobs in, attempts started, never one job to two workers."""
+
+    def test_insert_makes_jobs_available_now_and_scheduled_later(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        now_job, later_job = store.insert(
+            [
+                NewJob(kind="a", args={"n": 1}),
+                NewJob(kind="b", run_at=clock.now() + timedelta(seconds=30)),
+            ]
+        )
+        assert now_job.state is JobState.AVAILABLE
+        assert later_job.state is JobState.SCHEDULED
+        assert later_job.id > now_job.id
+        assert (now_job.attempt, now_job.run_lease, now_job.priority) == (0, 0, 2)
+        assert now_job.max_attempts == 25
+        assert now_job.args == {"n": 1}
+        assert store.get_job(now_job.id) == now_job
+
+    def test_insert_keeps_hostile_text_verbatim(self, store: ClaimStore) -> None:
+        args = {"q": "'; DROP TABLE jobs; --", "u": "żółć 🚀", "nested": [{"a": None}, 1.5]}
+        job = _one(store, args=args, tags=["it's", "--x"], metadata={"k": '"quoted"'})
+        got = store.get_job(job.id)
+        assert got.args == args
+        assert got.tags == ("it's", "--x")
+        assert got.metadata == {"k": '"quoted"'}
+
+    def test_insert_rejects_values_that_are_not_new_jobs(self, store: ClaimStore) -> None:
+        with pytest.raises(ValidationError):
+            store.insert([{"kind": "x"}])  # type: ignore[list-item]
+        assert store.list_jobs() == []
+
+    def test_claim_orders_by_priority_then_run_at_then_id(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        low = _one(store, priority=4)
+        first = _one(store, priority=1)
+        second = _one(store, priority=1)
+        normal = _one(store, priority=2)
+        claimed = store.claim("default", limit=10)
+        assert [j.id for j in claimed] == [first.id, second.id, normal.id, low.id]
+
+    def test_claim_starts_an_attempt_with_a_new_lease(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        _one(store)
+        job = _claim_one(store, deadline_duration_s=60)
+        assert job.state is JobState.RUNNING
+        assert (job.attempt, job.run_lease) == (1, 1)
+        assert job.attempted_at == job.heartbeat_at == clock.now()
+        assert job.deadline_at == clock.now() + timedelta(seconds=60)
+
+    def test_claim_with_zero_deadline_sets_no_deadline(self, store: ClaimStore) -> None:
+        _one(store)
+        assert _claim_one(store, deadline_duration_s=0).deadline_at is None
+
+    def test_claim_respects_limit_and_never_hands_out_a_job_twice(self, store: ClaimStore) -> None:
+        store.insert([NewJob(kind="k") for _ in range(7)])
+        first = store.claim("default", limit=3)
+        second = store.claim("default", limit=10)
+        assert len(first) == 3
+        assert len(second) == 4
+        assert not {j.id for j in first} & {j.id for j in second}
+        assert store.claim("default", limit=10) == []
+
+    def test_concurrent_claims_share_no_job(self, store: ClaimStore) -> None:
+        store.insert([NewJob(kind="k") for _ in range(200)])
+        seen: list[int] = []
+        lock = threading.Lock()
+
+        def worker() -> None:
+            while batch := store.claim("default", limit=7):
+                with lock:
+                    seen.extend(j.id for j in batch)
+
+        threads = [threading.Thread(target=worker) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(seen) == 200
+        assert len(set(seen)) == 200
+
+    def test_claim_takes_due_scheduled_and_retryable_jobs_directly(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        scheduled = _one(store, run_at=clock.now() + timedelta(seconds=10))
+        _one(store, kind="retry_me")
+        running = _claim_one(store)
+        assert isinstance(_finish(store, running.lease, RetryAfter(5)), Applied)
+        assert store.claim("default", limit=10) == []
+        clock.advance(10)
+        claimed = store.claim("default", limit=10)
+        assert {j.id for j in claimed} == {scheduled.id, running.id}
+        assert all(j.state is JobState.RUNNING for j in claimed)
+
+    def test_claim_skips_paused_queue_until_resumed(self, store: ClaimStore) -> None:
+        _one(store, queue="email")
+        store.pause_queue("email")
+        assert store.claim("email", limit=5) == []
+        store.resume_queue("email")
+        assert len(store.claim("email", limit=5)) == 1
+
+    def test_claim_rejects_bad_arguments(self, store: ClaimStore) -> None:
+        with pytest.raises(ValidationError):
+            store.claim("Bad Queue!", limit=1)
+        with pytest.raises(ValidationError):
+            store.claim("default", limit=0)
+        with pytest.raises(ValidationError):
+            store.claim("default", limit=1, deadline_duration_s=-1)

@@ -1,0 +1,79 @@
+"""The contract of the maintenance verbs: promotion, retention and leadership.
+
+``promote`` of due jobs, ``delete_finished`` and ``expire_dlq`` retention, and one
+maintenance leader at a time (``try_lead``, ``release_lead``).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from awa.adapters.memory import ManualClock
+from awa.domain import Fail, JobNotFound, JobState, NewJob
+from awa.ports import ClaimStore
+from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _one
+from awa.testing.scenarios import drive_to
+
+__all__ = ["MaintenanceContract"]
+
+
+class MaintenanceContract(StoreFixtures):
+    """Promotion, retention and leadership."""
+
+    def test_promote_makes_due_jobs_available(self, store: ClaimStore, clock: ManualClock) -> None:
+        job = _one(store, run_at=clock.now() + timedelta(seconds=5))
+        assert store.promote() == []
+        clock.advance(5)
+        [promoted] = store.promote()
+        assert promoted.id == job.id
+        assert store.get_job(job.id).state is JobState.AVAILABLE
+
+    def test_delete_finished_removes_only_old_terminal_jobs(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        done = drive_to(store, clock, JobState.COMPLETED).job
+        cancelled = drive_to(store, clock, JobState.CANCELLED).job
+        running = drive_to(store, clock, JobState.RUNNING).job
+        clock.advance(100)
+        fresh = drive_to(store, clock, JobState.COMPLETED).job
+        assert store.delete_finished(older_than_s=50) == 2
+        for gone in (done, cancelled):
+            with pytest.raises(JobNotFound):
+                store.get_job(gone.id)
+        assert store.get_job(running.id).state is JobState.RUNNING
+        assert store.get_job(fresh.id).state is JobState.COMPLETED
+        assert store.delete_finished(older_than_s=50) == 0
+
+    def test_delete_finished_is_bounded_and_leaves_the_dlq_alone(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        store.set_dlq_enabled("kept", True)
+        store.insert([NewJob(kind="k", queue="kept"), NewJob(kind="k"), NewJob(kind="k")])
+        for queue in ("kept", "default", "default"):
+            _finish(store, _claim_one(store, queue).lease, Fail("x", terminal=True))
+        clock.advance(10)
+        assert store.delete_finished(older_than_s=1, limit=1) == 1
+        assert store.delete_finished(older_than_s=1, limit=10) == 1
+        assert len(store.list_dlq(queue="kept")) == 1
+
+    def test_expire_dlq_removes_old_entries(self, store: ClaimStore, clock: ManualClock) -> None:
+        store.set_dlq_enabled("d", True)
+        store.insert([NewJob(kind="k", queue="d") for _ in range(2)])
+        _finish(store, _claim_one(store, "d").lease, Fail("x", terminal=True))
+        clock.advance(100)
+        _finish(store, _claim_one(store, "d").lease, Fail("x", terminal=True))
+        assert store.expire_dlq(older_than_s=50) == 1
+        assert len(store.list_dlq(queue="d")) == 1
+
+    def test_one_leader_at_a_time(self, store: ClaimStore) -> None:
+        assert store.try_lead("worker-a", ttl_s=30)
+        assert store.try_lead("worker-a", ttl_s=30)  # the holder renews
+        assert not store.try_lead("worker-b", ttl_s=30)
+        store.release_lead("worker-b")  # not the holder: no effect
+        assert not store.try_lead("worker-b", ttl_s=30)
+        store.release_lead("worker-a")
+        assert store.try_lead("worker-b", ttl_s=30)
+        assert not store.try_lead("worker-a", ttl_s=30)
+        store.release_lead("worker-b")

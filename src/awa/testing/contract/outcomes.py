@@ -1,0 +1,122 @@
+"""The contract of ``finish``: what each handler outcome does to the job.
+
+Complete, error with backoff, retry after a delay, the last attempt, a terminal error, a
+snooze that gives the attempt back, and a handler's cancel.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from awa.adapters.memory import ManualClock
+from awa.domain import Cancel, Complete, Fail, JobState, RetryAfter, Snooze
+from awa.domain.backoff import BACKOFF_MAX_S
+from awa.ports import Applied, ClaimStore, Finish, Heartbeat
+from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _one
+
+__all__ = ["OutcomeContract"]
+
+
+class OutcomeContract(StoreFixtures):
+    """Each handler outcome moves the job as the decisions say."""
+
+    def test_complete_finalizes_and_clears_progress(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        _one(store)
+        job = _claim_one(store)
+        store.heartbeat([Heartbeat(job.lease, progress={"p": 1})])
+        result = store.finish([Finish(job.lease, Complete(), metadata={"done": True})])[0]
+        assert isinstance(result, Applied)
+        got = store.get_job(job.id)
+        assert got.state is JobState.COMPLETED
+        assert got.finalized_at == clock.now()
+        assert got.progress is None
+        assert got.metadata == {"done": True}
+
+    def test_error_retries_with_backoff_and_records_the_attempt(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        _one(store)
+        job = _claim_one(store)
+        assert isinstance(
+            _finish(store, job.lease, Fail("ValueError: bad", traceback="tb")), Applied
+        )
+        got = store.get_job(job.id)
+        assert got.state is JobState.RETRYABLE
+        assert (got.attempt, got.run_lease) == (1, 1)
+        delay = (got.run_at - clock.now()).total_seconds()
+        assert 2.0 <= delay <= 2.5  # 2**1 s plus up to 25% jitter
+        [entry] = got.errors
+        assert (entry.error, entry.attempt, entry.at, entry.terminal) == (
+            "ValueError: bad",
+            1,
+            clock.now(),
+            False,
+        )
+        assert entry.traceback == "tb"
+
+    def test_retry_after_uses_the_handler_delay(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        _one(store)
+        job = _claim_one(store)
+        assert isinstance(_finish(store, job.lease, RetryAfter(42)), Applied)
+        got = store.get_job(job.id)
+        assert got.state is JobState.RETRYABLE
+        assert got.run_at == clock.now() + timedelta(seconds=42)
+        assert len(got.errors) == 1
+
+    def test_backoff_never_exceeds_a_day(self, store: ClaimStore, clock: ManualClock) -> None:
+        _one(store, max_attempts=1000)
+        for _ in range(20):
+            job = _claim_one(store)
+            assert isinstance(_finish(store, job.lease, Fail("again")), Applied)
+            got = store.get_job(job.id)
+            assert (got.run_at - clock.now()).total_seconds() <= BACKOFF_MAX_S
+            clock.set(got.run_at)
+        assert store.get_job(job.id).attempt == 20
+
+    def test_last_attempt_error_fails_the_job(self, store: ClaimStore, clock: ManualClock) -> None:
+        _one(store, max_attempts=2)
+        for _ in range(2):
+            job = _claim_one(store)
+            _finish(store, job.lease, Fail("RuntimeError: nope"))
+            clock.advance(10)
+        got = store.get_job(job.id)
+        assert got.state is JobState.FAILED
+        assert got.finalized_at is not None
+        assert [e.attempt for e in got.errors] == [1, 2]
+
+    def test_terminal_error_fails_at_once(self, store: ClaimStore) -> None:
+        _one(store, max_attempts=25)
+        job = _claim_one(store)
+        _finish(store, job.lease, Fail("TerminalError: bad input", terminal=True))
+        got = store.get_job(job.id)
+        assert got.state is JobState.FAILED
+        assert got.attempt == 1
+        assert got.errors[-1].terminal is True
+
+    def test_snooze_gives_the_attempt_back(self, store: ClaimStore, clock: ManualClock) -> None:
+        _one(store, max_attempts=1)
+        for _ in range(5):
+            job = _claim_one(store)
+            assert job.attempt == 1
+            assert isinstance(_finish(store, job.lease, Snooze(30)), Applied)
+            got = store.get_job(job.id)
+            assert got.state is JobState.SCHEDULED
+            assert got.attempt == 0
+            assert got.errors == ()
+            assert got.run_at == clock.now() + timedelta(seconds=30)
+            clock.advance(30)
+        assert got.run_lease == 5
+
+    def test_handler_cancel_records_reason_and_never_dead_letters(self, store: ClaimStore) -> None:
+        store.set_dlq_enabled("default", True)
+        _one(store)
+        job = _claim_one(store)
+        _finish(store, job.lease, Cancel("customer deleted"))
+        got = store.get_job(job.id)
+        assert got.state is JobState.CANCELLED
+        assert got.errors[-1].error == "customer deleted"
+        assert store.list_dlq(queue="default") == []

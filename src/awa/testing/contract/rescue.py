@@ -1,0 +1,131 @@
+"""The contract of ``rescue``: attempts whose worker died, overran, or waited too long.
+
+Stale heartbeats, passed deadlines and bounded rescue batches; the poison-job rule (every way
+an attempt ends spends one, so a poison job stops after ``max_attempts`` with its reason).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from awa.adapters.memory import ManualClock
+from awa.domain import DlqReason, Fail, JobState, NewJob, RescueCause
+from awa.domain.backoff import BACKOFF_MAX_S
+from awa.ports import ClaimStore, Heartbeat
+from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _one, _park
+from awa.testing.scenarios import STALENESS_S
+
+__all__ = ["RescueContract"]
+
+
+class RescueContract(StoreFixtures):
+    """Crashed, overrunning and poison attempts end, each with its cause."""
+
+    def test_crash_then_rescue_then_reclaim_with_the_next_lease(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        _one(store)
+        first = _claim_one(store)
+        clock.advance(STALENESS_S + 1)
+        [rescued] = store.rescue(staleness_s=STALENESS_S)
+        assert rescued.cause is RescueCause.HEARTBEAT_STALE
+        assert rescued.job.state is JobState.RETRYABLE
+        assert rescued.job.errors[-1].error == "heartbeat stale: worker presumed dead"
+        clock.set(rescued.job.run_at)
+        second = _claim_one(store)
+        assert second.id == first.id
+        assert (second.attempt, second.run_lease) == (2, 2)
+
+    def test_deadline_rescue_records_hard_deadline_exceeded(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        _one(store)
+        job = _claim_one(store, deadline_duration_s=60)
+        clock.advance(61)
+        store.heartbeat([Heartbeat(job.lease)])  # alive, but past its deadline
+        [rescued] = store.rescue(staleness_s=STALENESS_S)
+        assert rescued.cause is RescueCause.DEADLINE_EXCEEDED
+        assert rescued.job.errors[-1].error == "hard deadline exceeded"
+
+    def test_rescue_leaves_healthy_attempts_alone(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        _one(store)
+        job = _claim_one(store, deadline_duration_s=0)
+        for _ in range(5):
+            clock.advance(STALENESS_S - 1)
+            store.heartbeat([Heartbeat(job.lease)])
+            assert store.rescue(staleness_s=STALENESS_S) == []
+        assert store.get_job(job.id).state is JobState.RUNNING
+
+    def test_rescue_is_bounded_per_call(self, store: ClaimStore, clock: ManualClock) -> None:
+        store.insert([NewJob(kind="k") for _ in range(5)])
+        store.claim("default", limit=5)
+        clock.advance(STALENESS_S + 1)
+        assert len(store.rescue(staleness_s=STALENESS_S, limit=2)) == 2
+        assert len(store.rescue(staleness_s=STALENESS_S, limit=10)) == 3
+        assert store.rescue(staleness_s=STALENESS_S) == []
+
+    @pytest.mark.parametrize(
+        ("how", "error", "reason"),
+        [
+            ("handler_error", "ValueError: poison", DlqReason.MAX_ATTEMPTS_EXHAUSTED),
+            ("handler_panic", "handler panicked: SystemExit", DlqReason.MAX_ATTEMPTS_EXHAUSTED),
+            ("stale_heartbeat", "heartbeat stale: worker presumed dead", DlqReason.HEARTBEAT_STALE),
+            ("deadline", "hard deadline exceeded", DlqReason.DEADLINE_EXCEEDED),
+            ("callback_timeout", "callback timed out", DlqReason.CALLBACK_TIMEOUT),
+            ("terminal", "TerminalError: cannot parse", DlqReason.TERMINAL_ERROR),
+        ],
+    )
+    def test_poison_job_stops_after_max_attempts_with_its_reason(
+        self,
+        store: ClaimStore,
+        clock: ManualClock,
+        how: str,
+        error: str,
+        reason: DlqReason,
+    ) -> None:
+        store.set_dlq_enabled("poison", True)
+        job = _one(store, queue="poison", max_attempts=3)
+        attempts = 0
+        while store.list_dlq(queue="poison") == []:
+            attempts += 1
+            assert attempts <= 3, "a poison job must stop after max_attempts"
+            clock.advance(BACKOFF_MAX_S)  # whatever the backoff, the retry is due now
+            running = _claim_one(store, "poison", deadline_duration_s=60)
+            assert running.attempt == attempts
+            if how in ("handler_error", "handler_panic", "terminal"):
+                _finish(store, running.lease, Fail(error, terminal=how == "terminal"))
+            elif how == "stale_heartbeat":
+                clock.advance(STALENESS_S + 1)
+                store.rescue(staleness_s=STALENESS_S)
+            elif how == "deadline":
+                clock.advance(30)
+                store.heartbeat([Heartbeat(running.lease)])
+                clock.advance(31)
+                store.heartbeat([Heartbeat(running.lease)])
+                store.rescue(staleness_s=STALENESS_S)
+            else:
+                store.heartbeat([Heartbeat(running.lease)])
+                _park(store, running, timeout_s=30)
+                clock.advance(31)
+                store.rescue(staleness_s=STALENESS_S)
+        assert attempts == (1 if how == "terminal" else 3)
+        [entry] = store.list_dlq(queue="poison")
+        assert entry.reason == reason.value
+        assert entry.job.id == job.id
+        assert entry.job.state is JobState.FAILED
+        assert [e.error for e in entry.job.errors] == [error] * attempts
+        assert store.list_jobs(queue="poison") == []
+        assert store.get_job(job.id) == entry.job
+
+    def test_crash_with_one_attempt_fails_the_job(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        job = _one(store, max_attempts=1)
+        _claim_one(store)
+        clock.advance(STALENESS_S + 1)
+        [rescued] = store.rescue(staleness_s=STALENESS_S)
+        assert rescued.job.state is JobState.FAILED
+        assert not rescued.dead_lettered
+        assert store.get_job(job.id).state is JobState.FAILED

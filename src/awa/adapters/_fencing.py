@@ -9,7 +9,7 @@ requests had come one by one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 
 import attrs
@@ -18,7 +18,12 @@ from awa.domain import CallbackNotFound, Decision, IllegalTransition, Job, JobSt
 from awa.domain.fencing import StaleReason, stale_reason
 from awa.ports import Applied, Stale, WriteResult
 
-__all__ = ["Decide", "Locked", "Writes", "fence", "stale_results"]
+__all__ = ["Decide", "Locked", "Writes", "available_queues", "fence", "stale_results"]
+
+
+def available_queues(jobs: Iterable[Job]) -> list[str]:
+    """Queues that got runnable jobs: each gets one wake-up."""
+    return sorted({job.queue for job in jobs if job.state is JobState.AVAILABLE})
 
 
 @attrs.frozen
@@ -60,8 +65,7 @@ class Writes:
 
     def available_queues(self) -> list[str]:
         """Queues that got runnable jobs: each gets one wake-up."""
-        jobs = [*self.jobs.values(), *self.restored]
-        return sorted({job.queue for job in jobs if job.state is JobState.AVAILABLE})
+        return available_queues([*self.jobs.values(), *self.restored])
 
     def __bool__(self) -> bool:
         return bool(self.jobs or self.dead_letters or self.restored)

@@ -7,11 +7,22 @@ refusal is one ``ValidationError`` sentence and changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from awa.domain import Lease, NewJob, ValidationError
-from awa.domain.outcomes import CompleteCallback, FailCallback, ResumeCallback, RetryCallback
+from awa.domain.outcomes import (
+    Cancel,
+    Complete,
+    CompleteCallback,
+    Fail,
+    FailCallback,
+    ResumeCallback,
+    RetryAfter,
+    RetryCallback,
+    Snooze,
+    WaitForCallback,
+)
 from awa.domain.states import JobState
 from awa.domain.validation import (
     check_flag,
@@ -22,7 +33,7 @@ from awa.domain.validation import (
     check_state,
     check_text,
 )
-from awa.ports.results import Finish, Heartbeat
+from awa.ports.results import Event, Finish, Heartbeat
 from awa.ports.store import BATCH_SIZE_MAX
 
 __all__ = [
@@ -36,6 +47,7 @@ __all__ = [
     "check_lease",
     "check_limit",
     "check_list_filter",
+    "check_listener",
     "check_new_jobs",
     "check_owner",
     "check_reason",
@@ -45,6 +57,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+_OUTCOMES = (Complete, RetryAfter, Snooze, Cancel, WaitForCallback, Fail)
 
 CALLBACK_ID_LENGTH_MAX = 256
 OWNER_LENGTH_MAX = 200
@@ -81,7 +95,18 @@ def check_job_id(job_id: object) -> int:
 def check_lease(lease: object) -> Lease:
     if not isinstance(lease, Lease):
         raise ValidationError(f"expected a Lease, got {type(lease).__name__}")
+    for name in ("job_id", "run_lease"):
+        value = getattr(lease, name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValidationError(f"a lease's {name} is an integer, got {value!r}")
     return lease
+
+
+def check_listener(listener: object) -> Callable[[Event], None]:
+    """``subscribe``: something to call with each hint."""
+    if not callable(listener):
+        raise ValidationError(f"a listener is a callable, got {type(listener).__name__}")
+    return listener
 
 
 def check_callback_id(callback_id: object) -> str:
@@ -151,6 +176,7 @@ def check_dlq_filter(queue: Any, kind: Any, all: object) -> None:
 
 def _check_buffers(items: Sequence[Heartbeat] | Sequence[Finish]) -> None:
     for item in items:
+        check_lease(item.lease)
         if item.progress is not None:
             check_json_object("progress", item.progress)
         if item.metadata is not None:
@@ -169,4 +195,10 @@ def check_finishes(finishes: Sequence[Finish]) -> Sequence[Finish]:
     splits the batch to find it (an outcome validates itself when it is made)."""
     check_batch(finishes, "finishes", Finish)
     _check_buffers(finishes)
+    for finish in finishes:
+        if not isinstance(finish.outcome, _OUTCOMES):
+            raise ValidationError(
+                "a finish's outcome is Complete, RetryAfter, Snooze, Cancel, WaitForCallback"
+                f" or Fail, got {type(finish.outcome).__name__}"
+            )
     return finishes

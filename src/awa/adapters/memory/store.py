@@ -40,6 +40,7 @@ from awa.ports import (
     SystemClock,
     WriteResult,
 )
+from awa.ports.checks import check_listener
 
 __all__ = ["MemoryStore"]
 
@@ -313,6 +314,7 @@ class MemoryStore(StoreCore):
             ]
 
     def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
+        check_listener(listener)
         with self._tx():
             self._listeners.append(listener)
 

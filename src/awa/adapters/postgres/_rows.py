@@ -15,6 +15,8 @@ from awa.domain import DlqEntry, ErrorEntry, Job, JobState, NewJob, ValidationEr
 
 __all__ = [
     "JOB_COLUMNS",
+    "checked_rows",
+    "checked_rows_async",
     "dlq_entry_from_row",
     "dump_json",
     "errors_to_json",
@@ -210,6 +212,28 @@ def job_from_row(row: Sequence[Any], offset: int = 0) -> Job:
         callback_timeout_at=utc(callback_timeout_at),
         callback_result=callback_result,
     )
+
+
+def _check_job_columns(cur: Any, offset: int) -> None:
+    names = tuple(column.name for column in (cur.description or ())[offset : offset + _WIDTH])
+    if names != JOB_COLUMNS:
+        raise AssertionError(f"expected the job columns from column {offset}, got {names}")
+
+
+def checked_rows(cur: Any, offset: int = 0) -> list[Any]:
+    """Every row of ``cur``'s result, once its columns from ``offset`` on are known to be the
+    job's, in ``JOB_COLUMNS`` order: a statement that lists them differently fails here, by
+    name, instead of filling a job's fields from the wrong columns."""
+    _check_job_columns(cur, offset)
+    rows: list[Any] = cur.fetchall()
+    return rows
+
+
+async def checked_rows_async(cur: Any, offset: int = 0) -> list[Any]:
+    """``checked_rows`` for an async cursor."""
+    _check_job_columns(cur, offset)
+    rows: list[Any] = await cur.fetchall()
+    return rows
 
 
 def dlq_entry_from_row(row: Sequence[Any]) -> DlqEntry:

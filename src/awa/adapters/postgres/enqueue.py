@@ -16,10 +16,15 @@ import psycopg
 from psycopg.rows import tuple_row
 
 from awa.adapters.postgres._errors import translate_errors
-from awa.adapters.postgres._rows import insert_params, job_from_row
+from awa.adapters.postgres._rows import (
+    checked_rows,
+    checked_rows_async,
+    insert_params,
+    job_from_row,
+)
 from awa.adapters.postgres._sql import SQL
-from awa.domain import Job, JobState, NewJob, ValidationError
-from awa.ports import BATCH_SIZE_MAX
+from awa.domain import Job, NewJob
+from awa.ports.checks import check_new_jobs
 
 __all__ = [
     "CALLBACK_CHANNEL",
@@ -42,23 +47,6 @@ class _Now(Protocol):
     def now(self) -> datetime: ...
 
 
-def check_new_jobs(jobs: Sequence[NewJob]) -> Sequence[NewJob]:
-    """The batch is bounded and holds only ``NewJob`` values (which validated themselves)."""
-    if isinstance(jobs, (str, bytes)) or not isinstance(jobs, Sequence):
-        raise ValidationError(f"insert takes a sequence of NewJob values, got {jobs!r}")
-    if len(jobs) > BATCH_SIZE_MAX:
-        raise ValidationError(f"at most {BATCH_SIZE_MAX} jobs per call, got {len(jobs)}")
-    for new in jobs:
-        if not isinstance(new, NewJob):
-            raise ValidationError(f"insert takes NewJob values, got {type(new).__name__}")
-    return jobs
-
-
-def woken_queues(jobs: Sequence[Job]) -> list[str]:
-    """Queues that got available jobs: each gets one wake-up notification."""
-    return sorted({job.queue for job in jobs if job.state is JobState.AVAILABLE})
-
-
 def jobs_from_rows(rows: Sequence[Sequence[Any]]) -> list[Job]:
     """Inserted rows in request order (ids are assigned in that order)."""
     return sorted((job_from_row(row) for row in rows), key=lambda job: job.id)
@@ -67,7 +55,8 @@ def jobs_from_rows(rows: Sequence[Sequence[Any]]) -> list[Job]:
 def insert_on(conn: psycopg.Connection[Any], params: dict[str, Any]) -> list[Job]:
     """Run ``insert_jobs.sql`` (which also sends the wake-ups) with ready parameters."""
     with conn.cursor(row_factory=tuple_row) as cur:
-        return jobs_from_rows(cur.execute(SQL["insert_jobs"], params).fetchall())
+        cur.execute(SQL["insert_jobs"], params)
+        return jobs_from_rows(checked_rows(cur))
 
 
 def insert_jobs(
@@ -94,4 +83,4 @@ async def insert_jobs_async(
     with translate_errors("inserting jobs"):
         async with conn.cursor(row_factory=tuple_row) as cur:
             await cur.execute(SQL["insert_jobs"], params)
-            return jobs_from_rows(await cur.fetchall())
+            return jobs_from_rows(await checked_rows_async(cur))

@@ -1,10 +1,12 @@
 """The PostgreSQL claim store: ``awa.ports.ClaimStore`` on psycopg 3.
 
-The domain decides, this module acts. A fenced write runs in one transaction: one statement
-locks the rows whose ``(id, run_lease, live state)`` the caller still owns (the lease guard,
-``lock_leases.sql``), the domain's decision functions compute every new value in Python with the
-transaction's ``now``, and one batched statement writes them back. The claim, insert and promote
-hot paths compute their single transition in SQL, with the same values as the domain.
+The lifecycle is ``StoreCore``'s (argument checks, the fenced-write loop, every decision); this
+module supplies its primitives in SQL. A fenced write runs in one transaction: one statement
+locks the rows whose ``(id, run_lease)`` the caller still owns (the lease guard,
+``lock_leases.sql``), the domain computes every new value with the transaction's ``now``, and
+one batched statement writes them back (``_PgTransaction``). The claim, insert, promote and
+complete-many hot paths compute their single transition in SQL, with the same values as the
+domain.
 
 Time is the database's ``now()`` unless a clock is injected, whose time is then bound as a
 parameter: worker hosts need not agree about the time, and tests expire leases without sleeping.
@@ -20,16 +22,19 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 import psycopg
 from psycopg.rows import TupleRow
 from psycopg.types.json import set_json_loads
 from psycopg_pool import ConnectionPool
 
+from awa.adapters._core import StoreCore
+from awa.adapters._fencing import Locked, Writes, available_queues, stale_results
 from awa.adapters.postgres import migrations
 from awa.adapters.postgres._errors import translate_errors
 from awa.adapters.postgres._rows import (
+    checked_rows,
     dlq_entry_from_row,
     dump_json,
     fast_json_loads,
@@ -51,64 +56,27 @@ from awa.adapters.postgres.connections import (
     connector,
     session_options,
 )
-from awa.adapters.postgres.enqueue import check_new_jobs, insert_on, woken_queues
+from awa.adapters.postgres.enqueue import insert_on
 from awa.adapters.postgres.listen import Subscriptions, pool_connector
 from awa.adapters.postgres.loop_inserts import LoopInserts
-from awa.domain import (
-    CallbackNotFound,
-    Complete,
-    Decision,
-    DlqEntry,
-    IllegalTransition,
-    Job,
-    JobNotFound,
-    JobState,
-    Lease,
-    NewJob,
-    Resolution,
-    ValidationError,
-    decisions,
-)
-from awa.domain.rescue import rescue_cause
-from awa.domain.transitions import Trigger, allowed_from
-from awa.domain.validation import check_queue, check_seconds, check_state
-from awa.ports import (
-    DEFAULT_DEADLINE_S,
-    DEFAULT_STALENESS_S,
-    Applied,
-    Event,
-    Finish,
-    Heartbeat,
-    QueueStats,
-    Rescued,
-    Stale,
-    StaleReason,
-    WriteResult,
-)
-from awa.ports.checks import (
-    check_dlq_filter,
-    check_finishes,
-    check_heartbeats,
-    check_job_id,
-    check_limit,
-)
+from awa.domain import Complete, DlqEntry, Job, JobState, Lease, NewJob
+from awa.ports import Applied, Clock, Event, Finish, QueueStats, WriteResult
+from awa.ports.checks import check_listener, check_new_jobs
 
 __all__ = ["PostgresStore"]
 
-_T = TypeVar("_T")
 Cursor = psycopg.Cursor[TupleRow]
 Pool = ConnectionPool[psycopg.Connection[TupleRow]]
 # the columns before the job in lock_leases.sql rows: now, requested_lease, dlq_enabled
 _LEASE_PREFIX = 3
-# ... and in lock_job.sql, lock_callback.sql and rescue_candidates.sql rows: now, dlq_enabled
+# ... in lock_job.sql, lock_callback.sql and rescue_candidates.sql rows: now, dlq_enabled
 _LOCK_PREFIX = 2
+# ... in take_from_dlq.sql and lock_dlq_matching.sql rows: now
+_DLQ_PREFIX = 1
 POOL_SIZE_DEFAULT = 10
 #: the leadership name maintenance takes (a row of awa.leader)
 MAINTENANCE_LEADERSHIP = "maintenance"
-
-
-class _Now(Protocol):
-    def now(self) -> datetime: ...
+_STATES = {state.value: state for state in JobState}
 
 
 class _Random(Protocol):
@@ -124,65 +92,7 @@ def _all_distinct_completions(finishes: Sequence[Finish]) -> bool:
     ) == len(finishes)
 
 
-def _utc_now(when: datetime) -> datetime:
-    """The transaction's ``now`` as read back from SQL, in UTC like every domain timestamp."""
-    return utc(when)
-
-
-def _stale_reason(lease: Lease, current: tuple[int, str] | None) -> StaleReason:
-    """Why a write for ``lease`` matched nothing, from the job's ``(run_lease, state)``."""
-    if current is None:
-        return StaleReason.NOT_FOUND
-    run_lease, state = current
-    if run_lease != lease.run_lease:
-        return StaleReason.LEASE_SUPERSEDED
-    if state == JobState.CANCELLED.value:
-        return StaleReason.CANCELLED
-    return StaleReason.STATE_CHANGED
-
-
-class _Writes:
-    """Decided values collected in one transaction, then written back in two statements at
-    most: the batched update, and the move of dead-lettered jobs."""
-
-    def __init__(self) -> None:
-        self.jobs: dict[int, Job] = {}
-        self.dead_letters: dict[int, str] = {}
-
-    def keep(self, job: Job) -> None:
-        self.jobs[job.id] = job
-
-    def decided(self, decision: Decision, dlq_enabled: bool) -> bool:
-        """Record a decision; returns whether it sends the job to the dead-letter queue."""
-        self.keep(decision.job)
-        dead = (
-            dlq_enabled
-            and decision.job.state is JobState.FAILED
-            and decision.dlq_reason is not None
-        )
-        if dead:
-            assert decision.dlq_reason is not None
-            self.dead_letters[decision.job.id] = decision.dlq_reason
-        return dead
-
-    def flush(self, cur: Cursor, now: datetime) -> None:
-        if self.jobs:
-            cur.execute(SQL["write_jobs"], write_params(list(self.jobs.values())))
-        if self.dead_letters:
-            cur.execute(
-                SQL["move_to_dlq"],
-                {
-                    "now": now,
-                    "ids": list(self.dead_letters),
-                    "reasons": list(self.dead_letters.values()),
-                },
-            )
-        woken = woken_queues(list(self.jobs.values()))
-        if woken:
-            cur.execute(SQL["notify_wakeup"], {"queues": woken})
-
-
-class PostgresStore:
+class PostgresStore(StoreCore):
     """``ClaimStore`` on PostgreSQL.
 
     ``database`` is a connection string (the store then owns a pool of autocommit connections
@@ -202,7 +112,7 @@ class PostgresStore:
         self,
         database: str | Pool,
         *,
-        clock: _Now | None = None,
+        clock: Clock | None = None,
         rng: _Random | None = None,
         pool_size: int = POOL_SIZE_DEFAULT,
         connect_timeout_s: float = CONNECT_TIMEOUT_S_DEFAULT,
@@ -285,9 +195,9 @@ class PostgresStore:
             yield conn
 
     @contextmanager
-    def _transaction(self, action: str) -> Iterator[Cursor]:
+    def _transaction(self, action: str) -> Iterator[_PgTransaction]:
         with self._connection(action) as conn, conn.transaction(), conn.cursor() as cur:
-            yield cur
+            yield _PgTransaction(cur, self._now())
 
     @contextmanager
     def _statement(self, action: str) -> Iterator[Cursor]:
@@ -296,11 +206,14 @@ class PostgresStore:
         with self._connection(action) as conn, conn.cursor() as cur:
             yield cur
 
+    def _new_callback_id(self) -> str:
+        if self._seeded_rng is not None:
+            return str(uuid.UUID(int=self._seeded_rng.getrandbits(128), version=4))
+        return str(uuid.uuid4())
+
     # -- producers ------------------------------------------------------------------------------
-    def insert(self, jobs: Sequence[NewJob]) -> list[Job]:
-        params = insert_params(check_new_jobs(jobs), self._now())
-        if not jobs:
-            return []
+    def _insert(self, jobs: Sequence[NewJob]) -> list[Job]:
+        params = insert_params(jobs, self._now())
         with self._connection("inserting jobs") as conn:  # one statement: no BEGIN/COMMIT
             return insert_on(conn, params)
 
@@ -320,13 +233,8 @@ class PostgresStore:
         """Close the connection ``insert_async`` opened on this event loop."""
         await self._loop_inserts.close()
 
-    # -- workers --------------------------------------------------------------------------------
-    def claim(
-        self, queue: str, *, limit: int, deadline_duration_s: float = DEFAULT_DEADLINE_S
-    ) -> list[Job]:
-        check_queue(queue)
-        check_limit(limit)
-        check_seconds("deadline_duration", deadline_duration_s)
+    # -- workers: the hot paths ------------------------------------------------------------------
+    def _claim(self, queue: str, limit: int, deadline_duration_s: float) -> list[Job]:
         params = {
             "now": self._now(),
             "queue": queue,
@@ -334,35 +242,15 @@ class PostgresStore:
             "deadline": interval(deadline_duration_s),
         }
         with self._statement("claiming jobs") as cur:
-            rows = cur.execute(SQL["claim"], params).fetchall()
-        jobs = [job_from_row(row) for row in rows]
+            cur.execute(SQL["claim"], params)
+            jobs = [job_from_row(row) for row in checked_rows(cur)]
         jobs.sort(key=lambda job: (job.priority, job.run_at, job.id))
         return jobs
 
-    def heartbeat(self, beats: Sequence[Heartbeat]) -> list[WriteResult]:
-        check_heartbeats(beats)
-
-        def decide(index: int, job: Job, now: datetime, _: bool, writes: _Writes) -> Job:
-            beat = beats[index]
-            beaten = decisions.heartbeat(job, now, beat.progress, beat.metadata)
-            writes.keep(beaten)
-            return beaten
-
-        return self._fenced("heartbeat", [b.lease for b in beats], decide)
-
-    def finish(self, finishes: Sequence[Finish]) -> list[WriteResult]:
-        check_finishes(finishes)
-
+    def _finish(self, finishes: Sequence[Finish]) -> list[WriteResult]:
         if finishes and _all_distinct_completions(finishes):
             return self._complete_many(finishes)
-
-        def decide(index: int, job: Job, now: datetime, dlq_enabled: bool, writes: _Writes) -> Job:
-            fin = finishes[index]
-            decision = decisions.finish(job, fin.outcome, now, self.rng, fin.progress, fin.metadata)
-            writes.decided(decision, dlq_enabled)
-            return decision.job
-
-        return self._fenced("finish", [f.lease for f in finishes], decide)
+        return super()._finish(finishes)
 
     def _complete_many(self, finishes: Sequence[Finish]) -> list[WriteResult]:
         """The hot path: row 4 for a batch in one guarded statement (``complete_many.sql``),
@@ -373,215 +261,41 @@ class PostgresStore:
             "leases": [f.lease.run_lease for f in finishes],
             "metadata": [dump_json(f.metadata) if f.metadata else None for f in finishes],
         }
+        leases = [f.lease for f in finishes]
         with self._statement("completing jobs") as cur:
-            rows = cur.execute(SQL["complete_many"], params).fetchall()
-            done = {row[0]: job_from_row(row) for row in rows}
-            missed = [i for i, f in enumerate(finishes) if f.lease.job_id not in done]
-            stale = iter(
-                self._all_stale(cur, [f.lease for f in finishes], missed) if missed else ()
-            )
-        return [
-            Applied(done[f.lease.job_id]) if f.lease.job_id in done else next(stale)
-            for f in finishes
+            cur.execute(SQL["complete_many"], params)
+            done = {job.id: job for job in map(job_from_row, checked_rows(cur))}
+            missed = [i for i, lease in enumerate(leases) if lease.job_id not in done]
+            states = _lease_states(cur, sorted({leases[i].job_id for i in missed}))
+        results: list[WriteResult | None] = [
+            Applied(done[lease.job_id]) if lease.job_id in done else None for lease in leases
         ]
-
-    def register_callback(
-        self, lease: Lease, *, timeout_s: float = 3600.0, callback_id: str | None = None
-    ) -> WriteResult:
-        check_seconds("callback timeout", timeout_s, allow_zero=False)
-        if callback_id is not None and (not isinstance(callback_id, str) or not callback_id):
-            raise ValidationError(f"a callback id is a non-empty string, got {callback_id!r}")
-        if callback_id is None:
-            callback_id = self._new_callback_id()
-        cid = callback_id
-
-        def decide(_: int, job: Job, now: datetime, __: bool, writes: _Writes) -> Job:
-            registered = decisions.register_callback(job, cid, timeout_s, now)
-            writes.keep(registered)
-            return registered
-
-        with self._transaction("registering a callback") as cur:
-            pending = cur.execute(SQL["callback_pending"], {"callback_id": cid}).fetchone()
-            if pending and pending[0]:
-                raise ValidationError(f"callback id {cid!r} is already pending")
-            return self._fenced_on(cur, [lease], decide)[0]
-
-    def _new_callback_id(self) -> str:
-        if self._seeded_rng is not None:
-            return str(uuid.UUID(int=self._seeded_rng.getrandbits(128), version=4))
-        return str(uuid.uuid4())
-
-    def _fenced(
-        self,
-        what: str,
-        leases: Sequence[Lease],
-        decide: Callable[[int, Job, datetime, bool, _Writes], Job],
-    ) -> list[WriteResult]:
-        if not leases:
-            return []
-        with self._transaction(what) as cur:
-            return self._fenced_on(cur, leases, decide)
-
-    def _fenced_on(
-        self,
-        cur: Cursor,
-        leases: Sequence[Lease],
-        decide: Callable[[int, Job, datetime, bool, _Writes], Job],
-    ) -> list[WriteResult]:
-        """Apply ``decide`` to each request whose lease still owns its job, in request order,
-        inside the caller's transaction. A later request for the same job sees the earlier
-        one's result, as if the requests had come one by one."""
-        rows = cur.execute(
-            SQL["lock_leases"],
-            {
-                "now": self._now(),
-                "ids": [lease.job_id for lease in leases],
-                "leases": [lease.run_lease for lease in leases],
-            },
-        ).fetchall()
-        if not rows:
-            return self._all_stale(cur, leases, range(len(leases)))
-        now = _utc_now(rows[0][0])
-        owned = {(row[3], row[1]): (job_from_row(row, _LEASE_PREFIX), row[2]) for row in rows}
-        current: dict[int, Job | None] = {}  # jobs this batch changed; None: dead-lettered
-        writes = _Writes()
-        results: list[WriteResult | None] = []
-        unowned: list[int] = []
-        for index, lease in enumerate(leases):
-            found = owned.get((lease.job_id, lease.run_lease))
-            if found is None:
-                results.append(None)
-                unowned.append(index)
-                continue
-            job, dlq_enabled = found
-            if lease.job_id in current:
-                latest = current[lease.job_id]
-                if latest is None:
-                    results.append(Stale(lease, StaleReason.NOT_FOUND))
-                    continue
-                job = latest
-            try:
-                new = decide(index, job, now, dlq_enabled, writes)
-            except IllegalTransition:
-                results.append(Stale(lease, _stale_reason(lease, (job.run_lease, job.state))))
-                continue
-            except CallbackNotFound:
-                results.append(Stale(lease, StaleReason.CALLBACK_RESOLVED))
-                continue
-            current[job.id] = None if job.id in writes.dead_letters else new
-            results.append(Applied(new))
-        writes.flush(cur, now)
-        if unowned:
-            stale = self._all_stale(cur, leases, unowned)
-            for index, result in zip(unowned, stale, strict=True):
-                results[index] = result
-        return [r for r in results if r is not None]
-
-    def _all_stale(
-        self, cur: Cursor, leases: Sequence[Lease], indexes: Sequence[int]
-    ) -> list[WriteResult]:
-        ids = sorted({leases[i].job_id for i in indexes})
-        rows = cur.execute(SQL["lookup_leases"], {"ids": ids}).fetchall()
-        current = {row[0]: (row[1], row[2]) for row in rows}
-        return [
-            Stale(leases[i], _stale_reason(leases[i], current.get(leases[i].job_id)))
-            for i in indexes
-        ]
-
-    # -- the external side of a callback --------------------------------------------------------
-    def resolve_callback(self, callback_id: str, resolution: Resolution) -> Job:
-        payload = getattr(resolution, "payload", None)
-        if payload is not None:
-            dump_json(payload)  # refuse what jsonb cannot hold before any SQL runs
-        with self._transaction("resolving a callback") as cur:
-            job, now, dlq_enabled = self._lock_callback(cur, callback_id)
-            decision = decisions.resolve_callback(job, callback_id, resolution, now)
-            writes = _Writes()
-            writes.decided(decision, dlq_enabled)
-            writes.flush(cur, now)
-            cur.execute(SQL["notify_callback"], {"id": job.id, "run_lease": job.run_lease})
-            return decision.job
-
-    def heartbeat_callback(self, callback_id: str, *, timeout_s: float) -> Job:
-        check_seconds("callback timeout", timeout_s, allow_zero=False)
-        with self._transaction("extending a callback") as cur:
-            job, now, _ = self._lock_callback(cur, callback_id)
-            extended = decisions.heartbeat_callback(job, callback_id, timeout_s, now)
-            writes = _Writes()
-            writes.keep(extended)
-            writes.flush(cur, now)
-            return extended
-
-    def _lock_callback(self, cur: Cursor, callback_id: str) -> tuple[Job, datetime, bool]:
-        if not isinstance(callback_id, str):
-            raise CallbackNotFound(str(callback_id))
-        row = cur.execute(
-            SQL["lock_callback"], {"now": self._now(), "callback_id": callback_id}
-        ).fetchone()
-        if row is None:
-            raise CallbackNotFound(callback_id)
-        return job_from_row(row, _LOCK_PREFIX), _utc_now(row[0]), row[1]
+        return stale_results(results, leases, missed, states)
 
     # -- maintenance ----------------------------------------------------------------------------
-    def rescue(
-        self, *, staleness_s: float = DEFAULT_STALENESS_S, limit: int = 1000
-    ) -> list[Rescued]:
-        check_seconds("heartbeat staleness", staleness_s, allow_zero=False)
-        check_limit(limit)
-        params = {"now": self._now(), "staleness": timedelta(seconds=staleness_s), "limit": limit}
-        with self._transaction("rescuing jobs") as cur:
-            rows = cur.execute(SQL["rescue_candidates"], params).fetchall()
-            if not rows:
-                return []
-            now = _utc_now(rows[0][0])
-            writes = _Writes()
-            rescued = []
-            for row in rows:  # in id order, like every adapter, so jitter draws line up
-                job = job_from_row(row, _LOCK_PREFIX)
-                cause = rescue_cause(job, now, staleness_s)
-                if cause is None:  # the SQL and the domain disagree: a bug, not a race
-                    raise AssertionError(
-                        f"rescue selected job {job.id} but the domain has no cause"
-                    )
-                decision = decisions.rescue(job, cause, now, self.rng)
-                dead = writes.decided(decision, row[1])
-                rescued.append(Rescued(decision.job, cause, dead))
-            writes.flush(cur, now)
-            return rescued
-
-    def promote(self, *, limit: int = 1000) -> list[Job]:
-        check_limit(limit)
-        with self._transaction("promoting jobs") as cur:
-            rows = cur.execute(SQL["promote"], {"now": self._now(), "limit": limit}).fetchall()
-            promoted = sorted((job_from_row(row) for row in rows), key=lambda j: (j.run_at, j.id))
-            woken = woken_queues(promoted)
-            if woken:
-                cur.execute(SQL["notify_wakeup"], {"queues": woken})
+    def _promote(self, limit: int) -> list[Job]:
+        with self._transaction("promoting jobs") as tx:
+            tx.cur.execute(SQL["promote"], {"now": self._now(), "limit": limit})
+            promoted = sorted(map(job_from_row, checked_rows(tx.cur)), key=_due_order)
+            tx.wake(promoted)
             return promoted
 
-    def delete_finished(self, *, older_than_s: float, limit: int = 1000) -> int:
-        check_seconds("older_than", older_than_s)
-        check_limit(limit)
+    def _delete_finished(self, older_than_s: float, limit: int) -> int:
         params = {"now": self._now(), "older_than": timedelta(seconds=older_than_s), "limit": limit}
         with self._statement("deleting finished jobs") as cur:
             cur.execute(SQL["delete_finished"], params)
             return cur.rowcount
 
-    def expire_dlq(self, *, older_than_s: float, limit: int = 1000) -> int:
-        check_seconds("older_than", older_than_s)
-        check_limit(limit)
+    def _expire_dlq(self, older_than_s: float, limit: int) -> int:
         params = {"now": self._now(), "older_than": timedelta(seconds=older_than_s), "limit": limit}
         with self._statement("expiring dead-letter entries") as cur:
             cur.execute(SQL["expire_dlq"], params)
             return cur.rowcount
 
-    def try_lead(self, owner: str, *, ttl_s: float) -> bool:
+    def _try_lead(self, owner: str, ttl_s: float) -> bool:
         """An expiring row in ``awa.leader`` (``try_lead.sql``), not a session advisory lock:
         a pooled store has no session of its own to hold one. The leadership lapses ``ttl_s``
         after the leader's last renewal, so a dead leader is replaced within ``ttl_s``."""
-        check_seconds("leader ttl", ttl_s, allow_zero=False)
-        if not isinstance(owner, str) or not owner.strip():
-            raise ValidationError(f"a leader is a non-empty string, got {owner!r}")
         params = {
             "now": self._now(),
             "name": MAINTENANCE_LEADERSHIP,
@@ -591,7 +305,7 @@ class PostgresStore:
         with self._statement("taking the maintenance leadership") as cur:
             return cur.execute(SQL["try_lead"], params).fetchone() is not None
 
-    def release_lead(self, owner: str) -> None:
+    def _release_lead(self, owner: str) -> None:
         with self._statement("releasing the maintenance leadership") as cur:
             cur.execute(SQL["release_lead"], {"name": MAINTENANCE_LEADERSHIP, "owner": owner})
 
@@ -607,29 +321,19 @@ class PostgresStore:
     def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
         """Hints from ``LISTEN`` on a dedicated connection (see ``listen.py``); the ``LISTEN``
         is active when this returns. Raises ``DatabaseError`` if it cannot connect."""
+        check_listener(listener)
         return self._subscriptions.subscribe(listener)
 
     # -- operators ------------------------------------------------------------------------------
-    def get_job(self, job_id: int) -> Job:
-        check_job_id(job_id)
+    def _get_job(self, job_id: int) -> Job | None:
         with self._statement("reading a job") as cur:
-            row = cur.execute(SQL["get_job"], {"id": job_id}).fetchone()
-        if row is None:
-            raise JobNotFound(job_id)
-        return job_from_row(row)
+            cur.execute(SQL["get_job"], {"id": job_id})
+            rows = checked_rows(cur)
+        return job_from_row(rows[0]) if rows else None
 
-    def list_jobs(
-        self,
-        *,
-        state: JobState | None = None,
-        kind: str | None = None,
-        queue: str | None = None,
-        limit: int = 100,
+    def _list_jobs(
+        self, state: JobState | None, kind: str | None, queue: str | None, limit: int
     ) -> list[Job]:
-        if state is not None:
-            state = check_state(state)
-        check_dlq_filter(queue, kind, all=True)
-        check_limit(limit)
         params = {
             "state": state.value if state is not None else None,
             "kind": kind,
@@ -637,68 +341,20 @@ class PostgresStore:
             "limit": limit,
         }
         with self._statement("listing jobs") as cur:
-            rows = cur.execute(SQL["list_jobs"], params).fetchall()
-        return [job_from_row(row) for row in rows]
+            cur.execute(SQL["list_jobs"], params)
+            return [job_from_row(row) for row in checked_rows(cur)]
 
-    def _lock_job(self, cur: Cursor, job_id: int) -> tuple[Job, datetime, bool] | None:
-        row = cur.execute(SQL["lock_job"], {"now": self._now(), "id": job_id}).fetchone()
-        if row is None:
-            return None
-        return job_from_row(row, _LOCK_PREFIX), _utc_now(row[0]), row[1]
+    def _set_queue_paused(self, queue: str, paused: bool) -> None:
+        with self._transaction("resuming a queue" if not paused else "pausing a queue") as tx:
+            tx.cur.execute(SQL["set_queue_paused"], {"queue": queue, "paused": paused})
+            if not paused:
+                tx.cur.execute(SQL["notify_wakeup"], {"queues": [queue]})
 
-    def cancel(self, job_id: int) -> Job:
-        check_job_id(job_id)
-        with self._transaction("cancelling a job") as cur:
-            locked = self._lock_job(cur, job_id)
-            if locked is None:
-                row = cur.execute(SQL["get_job"], {"id": job_id}).fetchone()
-                if row is None:
-                    raise JobNotFound(job_id)
-                dead = job_from_row(row)  # in the dead-letter queue: failed, so not cancellable
-                raise IllegalTransition(
-                    dead.state, Trigger.CANCEL, allowed_from(Trigger.CANCEL), job_id
-                )
-            job, now, dlq_enabled = locked
-            decision = decisions.cancel(job, now)
-            writes = _Writes()
-            writes.decided(decision, dlq_enabled)
-            writes.flush(cur, now)
-            if job.state.is_live:
-                cur.execute(SQL["notify_cancel"], {"id": job.id, "run_lease": job.run_lease})
-            return decision.job
-
-    def retry(self, job_id: int) -> Job:
-        check_job_id(job_id)
-        with self._transaction("retrying a job") as cur:
-            locked = self._lock_job(cur, job_id)
-            if locked is None:
-                return self._retry_from_dlq_on(cur, job_id)
-            job, now, _ = locked
-            retried = decisions.operator_retry(job, now)
-            writes = _Writes()
-            writes.keep(retried)
-            writes.flush(cur, now)
-            return retried
-
-    def pause_queue(self, queue: str) -> None:
-        check_queue(queue)
-        with self._statement("pausing a queue") as cur:
-            cur.execute(SQL["set_queue_paused"], {"queue": queue, "paused": True})
-
-    def resume_queue(self, queue: str) -> None:
-        check_queue(queue)
-        with self._transaction("resuming a queue") as cur:
-            cur.execute(SQL["set_queue_paused"], {"queue": queue, "paused": False})
-            cur.execute(SQL["notify_wakeup"], {"queues": [queue]})
-
-    def set_dlq_enabled(self, queue: str, enabled: bool) -> None:
-        check_queue(queue)
+    def _set_dlq_enabled(self, queue: str, enabled: bool) -> None:
         with self._statement("configuring a queue") as cur:
-            cur.execute(
-                SQL["set_queue_dlq_enabled"], {"queue": queue, "dlq_enabled": bool(enabled)}
-            )
+            cur.execute(SQL["set_queue_dlq_enabled"], {"queue": queue, "dlq_enabled": enabled})
 
-    def queue_stats(self) -> list[QueueStats]:
+    def _queue_stats(self) -> list[QueueStats]:
         with self._statement("reading queue statistics") as cur:
             rows = cur.execute(SQL["queue_stats"]).fetchall()
         return [
@@ -714,70 +370,125 @@ class PostgresStore:
         ]
 
     # -- the dead-letter queue ------------------------------------------------------------------
-    def move_to_dlq(self, job_id: int, *, reason: str) -> DlqEntry:
-        check_job_id(job_id)
-        if not isinstance(reason, str) or not reason.strip():
-            raise ValidationError("a dead-letter reason is required")
-        with self._transaction("moving a job to the dead-letter queue") as cur:
-            locked = self._lock_job(cur, job_id)
-            if locked is None:
-                raise JobNotFound(job_id)
-            job, now, _ = locked
-            entry = decisions.move_to_dlq(job, reason, now)
-            cur.execute(SQL["move_to_dlq"], {"now": now, "ids": [job_id], "reasons": [reason]})
-            return entry
-
-    def list_dlq(
-        self, *, queue: str | None = None, kind: str | None = None, limit: int = 100
-    ) -> list[DlqEntry]:
-        check_dlq_filter(queue, kind, all=True)
-        check_limit(limit)
+    def _list_dlq(self, queue: str | None, kind: str | None, limit: int) -> list[DlqEntry]:
         with self._statement("listing the dead-letter queue") as cur:
-            rows = cur.execute(
-                SQL["list_dlq"], {"queue": queue, "kind": kind, "limit": limit}
-            ).fetchall()
-        return [dlq_entry_from_row(row) for row in rows]
+            cur.execute(SQL["list_dlq"], {"queue": queue, "kind": kind, "limit": limit})
+            return [dlq_entry_from_row(row) for row in checked_rows(cur)]
 
-    def get_dlq_entry(self, job_id: int) -> DlqEntry | None:
-        check_job_id(job_id)
+    def _get_dlq_entry(self, job_id: int) -> DlqEntry | None:
         with self._statement("reading a dead-letter entry") as cur:
-            row = cur.execute(SQL["get_dlq_entry"], {"id": job_id}).fetchone()
-        return None if row is None else dlq_entry_from_row(row)
+            cur.execute(SQL["get_dlq_entry"], {"id": job_id})
+            rows = checked_rows(cur)
+        return dlq_entry_from_row(rows[0]) if rows else None
 
-    def retry_from_dlq(self, job_id: int) -> Job:
-        check_job_id(job_id)
-        with self._transaction("retrying a dead-letter job") as cur:
-            return self._retry_from_dlq_on(cur, job_id)
-
-    def _retry_from_dlq_on(self, cur: Cursor, job_id: int) -> Job:
-        row = cur.execute(SQL["take_from_dlq"], {"now": self._now(), "id": job_id}).fetchone()
-        if row is None:
-            raise JobNotFound(job_id)
-        return self._restore(cur, [row])[0]
-
-    def _restore(self, cur: Cursor, rows: Sequence[Sequence[Any]]) -> list[Job]:
-        """Row 20 for locked dead-letter rows (``now`` first, then the job)."""
-        now = _utc_now(rows[0][0])
-        retried = [decisions.operator_retry(job_from_row(row, 1), now) for row in rows]
-        cur.execute(SQL["delete_from_dlq"], {"ids": [job.id for job in retried]})
-        cur.execute(SQL["restore_jobs"], restore_params(retried))
-        cur.execute(SQL["notify_wakeup"], {"queues": woken_queues(retried)})
-        return retried
-
-    def bulk_retry_from_dlq(
-        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
-    ) -> list[Job]:
-        check_dlq_filter(queue, kind, all)
-        with self._transaction("retrying dead-letter jobs") as cur:
-            rows = cur.execute(
-                SQL["lock_dlq_matching"], {"now": self._now(), "queue": queue, "kind": kind}
-            ).fetchall()
-            return self._restore(cur, rows) if rows else []
-
-    def purge_dlq(
-        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
-    ) -> int:
-        check_dlq_filter(queue, kind, all)
+    def _purge_dlq(self, queue: str | None, kind: str | None) -> int:
         with self._statement("purging the dead-letter queue") as cur:
             cur.execute(SQL["purge_dlq"], {"queue": queue, "kind": kind})
             return cur.rowcount
+
+
+def _due_order(job: Job) -> tuple[datetime, int]:
+    return (job.run_at, job.id)
+
+
+def _lease_states(cur: Cursor, job_ids: Sequence[int]) -> dict[int, tuple[int, JobState]]:
+    if not job_ids:
+        return {}
+    rows = cur.execute(SQL["lookup_leases"], {"ids": list(job_ids)}).fetchall()
+    return {job_id: (run_lease, _STATES[state]) for job_id, run_lease, state in rows}
+
+
+class _PgTransaction:
+    """``Transaction`` on one cursor inside ``BEGIN ... COMMIT``: each lock is one statement
+    (``SELECT ... FOR UPDATE``), and ``write`` is at most one statement per kind of change."""
+
+    def __init__(self, cur: Cursor, injected_now: datetime | None) -> None:
+        self.cur = cur
+        self._injected_now = injected_now
+        self._now: datetime | None = injected_now
+
+    def now(self) -> datetime:
+        if self._now is None:  # nothing read the time yet: ask the database's clock
+            row = self.cur.execute(SQL["transaction_now"], {"now": None}).fetchone()
+            assert row is not None
+            self._now = utc(row[0])
+        return self._now
+
+    def _rows(self, statement: str, params: dict[str, Any], prefix: int) -> list[Any]:
+        """Run a locking statement whose rows start with ``now``; remember that time."""
+        self.cur.execute(SQL[statement], {"now": self._injected_now, **params})
+        rows = checked_rows(self.cur, prefix)
+        if rows and self._now is None:
+            self._now = utc(rows[0][0])
+        return rows
+
+    def _locked(self, statement: str, params: dict[str, Any]) -> list[Locked]:
+        rows = self._rows(statement, params, _LOCK_PREFIX)
+        return [Locked(job_from_row(row, _LOCK_PREFIX), row[1]) for row in rows]
+
+    def lock_leases(self, leases: Sequence[Lease]) -> dict[Lease, Locked]:
+        params = {
+            "ids": [lease.job_id for lease in leases],
+            "leases": [lease.run_lease for lease in leases],
+        }
+        rows = self._rows("lock_leases", params, _LEASE_PREFIX)
+        return {
+            Lease(row[_LEASE_PREFIX], row[1]): Locked(job_from_row(row, _LEASE_PREFIX), row[2])
+            for row in rows
+        }
+
+    def lease_states(self, job_ids: Sequence[int]) -> dict[int, tuple[int, JobState]]:
+        return _lease_states(self.cur, job_ids)
+
+    def lock_job(self, job_id: int) -> Locked | None:
+        found = self._locked("lock_job", {"id": job_id})
+        return found[0] if found else None
+
+    def lock_dead_letter(self, job_id: int) -> Job | None:
+        rows = self._rows("take_from_dlq", {"id": job_id}, _DLQ_PREFIX)
+        return job_from_row(rows[0], _DLQ_PREFIX) if rows else None
+
+    def lock_dead_letters(self, queue: str | None, kind: str | None) -> list[Job]:
+        rows = self._rows("lock_dlq_matching", {"queue": queue, "kind": kind}, _DLQ_PREFIX)
+        return [job_from_row(row, _DLQ_PREFIX) for row in rows]
+
+    def lock_callback(self, callback_id: str) -> Locked | None:
+        found = self._locked("lock_callback", {"callback_id": callback_id})
+        return found[0] if found else None
+
+    def callback_pending(self, callback_id: str) -> bool:
+        row = self.cur.execute(SQL["callback_pending"], {"callback_id": callback_id}).fetchone()
+        return bool(row and row[0])
+
+    def rescue_candidates(self, staleness_s: float, limit: int) -> list[Locked]:
+        params = {"staleness": timedelta(seconds=staleness_s), "limit": limit}
+        return self._locked("rescue_candidates", params)
+
+    def write(self, writes: Writes) -> None:
+        cur = self.cur
+        if writes.jobs:
+            cur.execute(SQL["write_jobs"], write_params(list(writes.jobs.values())))
+        if writes.dead_letters:
+            params = {
+                "now": self.now(),
+                "ids": list(writes.dead_letters),
+                "reasons": list(writes.dead_letters.values()),
+            }
+            cur.execute(SQL["move_to_dlq"], params)
+        if writes.restored:
+            cur.execute(SQL["delete_from_dlq"], {"ids": [job.id for job in writes.restored]})
+            cur.execute(SQL["restore_jobs"], restore_params(writes.restored))
+        for lease in writes.cancelled:
+            cur.execute(SQL["notify_cancel"], {"id": lease.job_id, "run_lease": lease.run_lease})
+        for lease in writes.answered:
+            params = {"id": lease.job_id, "run_lease": lease.run_lease}
+            cur.execute(SQL["notify_callback"], params)
+        woken = writes.available_queues()
+        if woken:
+            cur.execute(SQL["notify_wakeup"], {"queues": woken})
+
+    def wake(self, jobs: Sequence[Job]) -> None:
+        """One wake-up per queue that got available jobs (sent on commit)."""
+        woken = available_queues(jobs)
+        if woken:
+            self.cur.execute(SQL["notify_wakeup"], {"queues": woken})

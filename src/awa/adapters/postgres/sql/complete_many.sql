@@ -23,7 +23,4 @@ FROM (SELECT coalesce(%(now)s::timestamptz, now()) AS now) AS t,
 WHERE j.id = c.id
   AND j.run_lease = c.run_lease
   AND j.state = 'running'
-RETURNING j.id, j.kind, j.queue, j.args, j.state, j.priority, j.attempt, j.max_attempts,
-          j.run_lease, j.run_at, j.created_at, j.tags, j.metadata, j.errors, j.attempted_at,
-          j.heartbeat_at, j.deadline_at, j.finalized_at, j.progress, j.callback_id,
-          j.callback_timeout_at, j.callback_result
+RETURNING {j.job_columns}

@@ -23,9 +23,7 @@ FROM (SELECT coalesce(%(now)s::timestamptz, now()) AS now) AS t,
          WITH ORDINALITY AS n(kind, queue, args, priority, max_attempts, run_at, tags, metadata,
                               ord)
 ORDER BY n.ord
-RETURNING id, kind, queue, args, state, priority, attempt, max_attempts, run_lease, run_at,
-          created_at, tags, metadata, errors, attempted_at, heartbeat_at, deadline_at,
-          finalized_at, progress, callback_id, callback_timeout_at, callback_result
+RETURNING {job_columns}
 )
 SELECT i.*,
        (SELECT count(pg_notify('awa_wakeup', w.queue))

@@ -9,12 +9,7 @@ WITH moved AS (
     WHERE j.id = m.id AND j.state = 'failed'
     RETURNING j.*, m.reason
 )
-INSERT INTO awa.dlq (id, kind, queue, args, state, priority, attempt, max_attempts, run_lease,
-                     run_at, created_at, tags, metadata, errors, attempted_at, heartbeat_at,
-                     deadline_at, finalized_at, progress, callback_id, callback_timeout_at,
-                     callback_result, dlq_reason, dlq_at)
-SELECT id, kind, queue, args, state, priority, attempt, max_attempts, run_lease, run_at,
-       created_at, tags, metadata, errors, attempted_at, heartbeat_at, deadline_at,
-       finalized_at, progress, callback_id, callback_timeout_at, callback_result,
+INSERT INTO awa.dlq ({job_columns}, dlq_reason, dlq_at)
+SELECT {job_columns},
        reason, %(now)s::timestamptz
 FROM moved

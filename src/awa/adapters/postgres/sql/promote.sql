@@ -18,7 +18,4 @@ UPDATE awa.jobs AS j
 SET state = 'available'
 FROM due
 WHERE j.id = due.id AND j.state IN ('scheduled', 'retryable')
-RETURNING j.id, j.kind, j.queue, j.args, j.state, j.priority, j.attempt, j.max_attempts,
-          j.run_lease, j.run_at, j.created_at, j.tags, j.metadata, j.errors, j.attempted_at,
-          j.heartbeat_at, j.deadline_at, j.finalized_at, j.progress, j.callback_id,
-          j.callback_timeout_at, j.callback_result
+RETURNING {j.job_columns}

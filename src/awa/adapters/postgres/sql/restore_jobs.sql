@@ -2,10 +2,7 @@
 -- Parameters: one array per column, all the same length (every job column, JSON as text).
 -- Transition: second half of row 20 (→ available, fresh attempt budget, run_lease kept).
 -- Index: jobs_pkey (explicit ids: the identity only generates ids for new jobs).
-INSERT INTO awa.jobs (id, kind, queue, args, state, priority, attempt, max_attempts, run_lease,
-                      run_at, created_at, tags, metadata, errors, attempted_at, heartbeat_at,
-                      deadline_at, finalized_at, progress, callback_id, callback_timeout_at,
-                      callback_result)
+INSERT INTO awa.jobs ({job_columns})
 SELECT r.id, r.kind, r.queue, r.args::jsonb, r.state, r.priority, r.attempt, r.max_attempts,
        r.run_lease, r.run_at, r.created_at, ARRAY(SELECT jsonb_array_elements_text(r.tags::jsonb)),
        r.metadata::jsonb, r.errors::jsonb, r.attempted_at, r.heartbeat_at, r.deadline_at,
@@ -19,6 +16,4 @@ FROM unnest(%(id)s::bigint[], %(kind)s::text[], %(queue)s::text[], %(args)s::tex
             %(heartbeat_at)s::timestamptz[], %(deadline_at)s::timestamptz[],
             %(finalized_at)s::timestamptz[], %(progress)s::text[], %(callback_id)s::text[],
             %(callback_timeout_at)s::timestamptz[], %(callback_result)s::text[])
-     AS r(id, kind, queue, args, state, priority, attempt, max_attempts, run_lease, run_at,
-          created_at, tags, metadata, errors, attempted_at, heartbeat_at, deadline_at,
-          finalized_at, progress, callback_id, callback_timeout_at, callback_result)
+     AS r({job_columns})

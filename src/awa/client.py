@@ -1,4 +1,11 @@
-"""``awa.AsyncClient`` and ``awa.Client``: the surface applications write against."""
+"""``awa.AsyncClient`` and ``awa.Client``: the surface applications write against.
+
+Both are thin: every verb is written once, as a plain synchronous method of ``_Operations``;
+the async client runs it off the event loop, the sync client calls it. The store comes from a
+URL (``awa.adapters.open_store``) or is given; what it can do beyond the port (migrate, close,
+listen, insert on the caller's connection or from the loop) is asked of it through the
+capability protocols of ``awa.ports``, never by importing an adapter.
+"""
 
 from __future__ import annotations
 
@@ -12,22 +19,39 @@ from typing import Any, TypeVar
 
 import attrs
 
+from awa.adapters.registry import open_store
 from awa.domain import (
-    DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_PRIORITY,
     CompleteCallback,
     DlqEntry,
     FailCallback,
     JobState,
     NewJob,
+    Resolution,
     ResumeCallback,
     RetryCallback,
     ValidationError,
 )
 from awa.domain import Job as JobRecord
-from awa.domain.defaults import FAILED_BY_CALLBACK
+from awa.domain.defaults import (
+    CALLBACK_TIMEOUT_S,
+    DEADLINE_S,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_PRIORITY,
+    FAILED_BY_CALLBACK,
+    HEARTBEAT_INTERVAL_S,
+    STALENESS_S,
+)
 from awa.domain.validation import ARGS_BYTES_MAX_DEFAULT, check_args_size, check_state
-from awa.ports import AsyncInserts, ClaimStore, Clock, QueueStats, SystemClock
+from awa.ports import (
+    AsyncInserts,
+    ClaimStore,
+    Clock,
+    Closes,
+    InsertsOnConnection,
+    Migrates,
+    QueueStats,
+    SystemClock,
+)
 from awa.runtime.config import QueueConfig, RuntimeConfig
 from awa.runtime.registry import TaskRegistry
 from awa.runtime.runtime import Runtime
@@ -56,27 +80,46 @@ class InsertSpec:
     metadata: Mapping[str, Any] | None = None
 
 
-def _open_store(dsn: str | None, store: ClaimStore | None) -> ClaimStore:
-    if (dsn is None) == (store is None):
-        raise ValidationError("give either a PostgreSQL URL or store=..., not both or neither")
+def _open_store(url: str | None, store: ClaimStore | None) -> ClaimStore:
+    if (url is None) == (store is None):
+        raise ValidationError("give either a store URL or store=..., not both or neither")
     if store is not None:
         return store
-    from awa.adapters.postgres import PostgresStore  # only PostgreSQL users need psycopg loaded
+    assert url is not None
+    return open_store(url)
 
-    assert dsn is not None
-    return PostgresStore(dsn)
+
+def _check_max_args_bytes(value: object) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ValidationError(f"max_args_bytes must be a positive integer or None, got {value!r}")
+    return value
+
+
+def _queue_configs(queues: Sequence[QueueSpec], settings: Mapping[str, Any]) -> list[QueueConfig]:
+    configs = []
+    for spec in queues:
+        if isinstance(spec, QueueConfig):
+            configs.append(spec)
+            continue
+        if not (isinstance(spec, tuple) and len(spec) == 2):
+            raise ValidationError(f"queues are (name, concurrency) pairs, got {spec!r}")
+        name, concurrency = spec
+        configs.append(QueueConfig(queue=name, concurrency=concurrency, **settings))
+    names = [c.queue for c in configs]
+    if len(set(names)) != len(names):
+        raise ValidationError(f"a queue is listed twice: {names}")
+    return configs
 
 
 class _Operations:
-    """Everything that is one store call (or a few), as plain synchronous methods."""
+    """Every verb of the clients, once, as plain synchronous methods over the store."""
 
-    def __init__(
-        self, store: ClaimStore, registry: TaskRegistry, max_args_bytes: int | None
-    ) -> None:
+    def __init__(self, store: ClaimStore, registry: TaskRegistry, max_args_bytes: int | None):
         self.store = store
         self.registry = registry
         self.max_args_bytes = max_args_bytes
 
+    # -- producers ----------------------------------------------------------------------------
     def new_job(self, spec: InsertSpec) -> NewJob:
         task = self.registry.for_args(spec.args)
         if spec.kind is not None:
@@ -104,54 +147,50 @@ class _Operations:
         check_args_size(job.args, self.max_args_bytes)
         return job
 
-    def insert_specs(self, specs: Sequence[InsertSpec], conn: Any = None) -> list[JobRecord]:
-        jobs = [self.new_job(spec) for spec in specs]  # validate all before writing any
+    def new_jobs(self, items: Sequence[Any | InsertSpec]) -> list[NewJob]:
+        """Every item checked before any is written: one bad item refuses the batch."""
+        if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Sequence):
+            raise ValidationError(f"insert_many takes a list of args, got {type(items).__name__}")
+        return [self.new_job(i if isinstance(i, InsertSpec) else InsertSpec(args=i)) for i in items]
+
+    def on_connection(self) -> InsertsOnConnection:
+        if not isinstance(self.store, InsertsOnConnection):
+            raise ValidationError(
+                f"{type(self.store).__name__} cannot insert on a connection of yours (conn=)"
+            )
+        return self.store
+
+    def insert(self, jobs: list[NewJob], conn: Any = None) -> list[JobRecord]:
         if conn is None:
             return self.store.insert(jobs)
-        from awa.adapters.postgres import insert_jobs
+        return self.on_connection().insert_on(conn, jobs)
 
-        return insert_jobs(conn, jobs, clock=_injected_clock(self.store))
-
+    # -- set-up -------------------------------------------------------------------------------
     def migrate(self) -> None:
-        migrate = getattr(self.store, "migrate", None)
-        if migrate is not None:
-            migrate()
+        if isinstance(self.store, Migrates):
+            self.store.migrate()
 
-    def resolve(self, callback_id: str, resolution: Any) -> JobRecord:
+    def close(self) -> None:
+        if isinstance(self.store, Closes):
+            self.store.close()
+
+    # -- operators ----------------------------------------------------------------------------
+    def list_jobs(
+        self, state: JobState | str | None, kind: str | None, queue: str | None, limit: int
+    ) -> list[JobRecord]:
+        checked = check_state(state) if state is not None else None
+        return self.store.list_jobs(state=checked, kind=kind, queue=queue, limit=limit)
+
+    def resolve(self, callback_id: str, resolution: Resolution) -> JobRecord:
         return self.store.resolve_callback(callback_id, resolution)
-
-
-def _close_store(store: ClaimStore) -> None:
-    close = getattr(store, "close", None)  # not part of the port: the memory store has none
-    if close is not None:
-        close()
-
-
-def _injected_clock(store: ClaimStore) -> Any:
-    return getattr(store, "clock", None)
-
-
-def _queue_configs(queues: Sequence[QueueSpec], settings: Mapping[str, Any]) -> list[QueueConfig]:
-    configs = []
-    for spec in queues:
-        if isinstance(spec, QueueConfig):
-            configs.append(spec)
-            continue
-        if not (isinstance(spec, tuple) and len(spec) == 2):
-            raise ValidationError(f"queues are (name, concurrency) pairs, got {spec!r}")
-        name, concurrency = spec
-        configs.append(QueueConfig(queue=name, concurrency=concurrency, **settings))
-    names = [c.queue for c in configs]
-    if len(set(names)) != len(names):
-        raise ValidationError(f"a queue is listed twice: {names}")
-    return configs
 
 
 class AsyncClient:
     """Insert, run and manage jobs from asyncio code.
 
-    ``AsyncClient("postgresql://...")`` uses PostgreSQL; ``AsyncClient(store=MemoryStore())``
-    runs everything in memory (tests, simulation).
+    ``AsyncClient("postgresql://...")`` opens the store the URL names (``memory://`` too);
+    ``AsyncClient(store=MemoryStore(clock))`` runs on a store you built (tests, simulation).
+    ``max_args_bytes`` is the largest args (as JSON) an insert accepts; ``None`` for no limit.
     """
 
     def __init__(
@@ -162,21 +201,12 @@ class AsyncClient:
         clock: Clock | None = None,
         max_args_bytes: int | None = ARGS_BYTES_MAX_DEFAULT,
     ) -> None:
-        """``max_args_bytes``: the largest args (as JSON) an insert accepts; ``None`` for no
-        limit."""
-        if max_args_bytes is not None and (
-            isinstance(max_args_bytes, bool)
-            or not isinstance(max_args_bytes, int)
-            or max_args_bytes < 1
-        ):
-            raise ValidationError(
-                f"max_args_bytes must be a positive integer or None, got {max_args_bytes!r}"
-            )
+        limit = _check_max_args_bytes(max_args_bytes)
         self.store = _open_store(dsn, store)
         self._owns_store = store is None  # opened from a URL: ours to close
-        self.clock: Clock = clock or _injected_clock(self.store) or SystemClock()
+        self.clock: Clock = clock or self.store.clock or SystemClock()
         self.registry = TaskRegistry()
-        self._ops = _Operations(self.store, self.registry, max_args_bytes)
+        self._ops = _Operations(self.store, self.registry, limit)
         self._runtime: Runtime | None = None
 
     async def _call(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
@@ -184,7 +214,7 @@ class AsyncClient:
 
     # -- set-up -------------------------------------------------------------------------------
     async def migrate(self) -> None:
-        """Create or upgrade the PostgreSQL schema (nothing to do for the memory store)."""
+        """Create or upgrade the store's schema (nothing to do for the memory store)."""
         await self._call(self._ops.migrate)
 
     def task(
@@ -230,15 +260,11 @@ class AsyncClient:
     async def insert_many(
         self, items: Sequence[Any | InsertSpec], *, conn: Any = None
     ) -> list[JobRecord]:
-        specs = [i if isinstance(i, InsertSpec) else InsertSpec(args=i) for i in items]
-        if conn is not None and hasattr(conn, "__aenter__"):
-            from awa.adapters.postgres import insert_jobs_async
-
-            jobs = [self._ops.new_job(spec) for spec in specs]
-            return await insert_jobs_async(conn, jobs, clock=_injected_clock(self.store))
+        jobs = self._ops.new_jobs(items)
+        if conn is not None and hasattr(conn, "__aenter__"):  # an async connection
+            return await self._ops.on_connection().insert_on_async(conn, jobs)
         if conn is not None:
-            return self._ops.insert_specs(specs, conn)  # the caller's connection, its thread
-        jobs = [self._ops.new_job(spec) for spec in specs]  # validate all before writing any
+            return self._ops.insert(jobs, conn)  # the caller's connection, on its thread
         if isinstance(self.store, AsyncInserts):  # PostgreSQL: no hop to a thread
             return await self.store.insert_async(jobs)
         return await self._call(self.store.insert, jobs)
@@ -248,10 +274,10 @@ class AsyncClient:
         self,
         queues: Sequence[QueueSpec],
         *,
-        deadline_duration: float = 300.0,
+        deadline_duration: float = DEADLINE_S,
         dlq_enabled: bool = False,
-        heartbeat_interval: float = 30.0,
-        heartbeat_staleness: float = 90.0,
+        heartbeat_interval: float = HEARTBEAT_INTERVAL_S,
+        heartbeat_staleness: float = STALENESS_S,
         poll_interval: float = 1.0,
         runtime_config: RuntimeConfig | None = None,
     ) -> None:
@@ -289,7 +315,7 @@ class AsyncClient:
         """Shut workers down and release the database connections this client opened."""
         await self.shutdown()
         if self._owns_store:
-            await self._call(_close_store, self.store)
+            await self._call(self._ops.close)
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -313,13 +339,7 @@ class AsyncClient:
         queue: str | None = None,
         limit: int = 100,
     ) -> list[JobRecord]:
-        return await self._call(
-            self.store.list_jobs,
-            state=check_state(state) if state is not None else None,
-            kind=kind,
-            queue=queue,
-            limit=limit,
-        )
+        return await self._call(self._ops.list_jobs, state, kind, queue, limit)
 
     async def cancel(self, job_id: int) -> JobRecord:
         return await self._call(self.store.cancel, job_id)
@@ -371,7 +391,9 @@ class AsyncClient:
     async def resume_external(self, callback_id: str, payload: Any = None) -> JobRecord:
         return await self._call(self._ops.resolve, callback_id, ResumeCallback(payload))
 
-    async def heartbeat_callback(self, callback_id: str, timeout: float = 3600.0) -> JobRecord:
+    async def heartbeat_callback(
+        self, callback_id: str, timeout: float = CALLBACK_TIMEOUT_S
+    ) -> JobRecord:
         return await self._call(self.store.heartbeat_callback, callback_id, timeout_s=timeout)
 
 
@@ -425,6 +447,7 @@ class Client:
         metadata: Mapping[str, Any] | None = None,
         conn: Any = None,
     ) -> JobRecord:
+        """Insert one job; with ``conn`` (a psycopg ``Connection``) inside its transaction."""
         spec = InsertSpec(
             args=args,
             kind=kind,
@@ -435,14 +458,13 @@ class Client:
             tags=tags,
             metadata=metadata,
         )
-        [job] = self._ops.insert_specs([spec], conn)
+        [job] = self.insert_many([spec], conn=conn)
         return job
 
     def insert_many(
         self, items: Sequence[Any | InsertSpec], *, conn: Any = None
     ) -> list[JobRecord]:
-        specs = [i if isinstance(i, InsertSpec) else InsertSpec(args=i) for i in items]
-        return self._ops.insert_specs(specs, conn)
+        return self._ops.insert(self._ops.new_jobs(items), conn)
 
     def start(self, queues: Sequence[QueueSpec], **settings: Any) -> None:
         self._in_loop(self._async.start(queues, **settings))
@@ -460,7 +482,7 @@ class Client:
         """Shut workers down and release the database connections this client opened."""
         self.shutdown()
         if self._async._owns_store:
-            _close_store(self.store)
+            self._ops.close()
 
     def __enter__(self) -> Client:
         return self
@@ -484,8 +506,7 @@ class Client:
         queue: str | None = None,
         limit: int = 100,
     ) -> list[JobRecord]:
-        state = check_state(state) if state is not None else None
-        return self.store.list_jobs(state=state, kind=kind, queue=queue, limit=limit)
+        return self._ops.list_jobs(state, kind, queue, limit)
 
     def cancel(self, job_id: int) -> JobRecord:
         return self.store.cancel(job_id)
@@ -535,5 +556,7 @@ class Client:
     def resume_external(self, callback_id: str, payload: Any = None) -> JobRecord:
         return self._ops.resolve(callback_id, ResumeCallback(payload))
 
-    def heartbeat_callback(self, callback_id: str, timeout: float = 3600.0) -> JobRecord:
+    def heartbeat_callback(
+        self, callback_id: str, timeout: float = CALLBACK_TIMEOUT_S
+    ) -> JobRecord:
         return self.store.heartbeat_callback(callback_id, timeout_s=timeout)

@@ -1,1 +1,8 @@
-"""Store adapters: ``memory`` (reference, ships for your tests) and ``postgres``."""
+"""Store adapters: ``memory`` (reference, ships for your tests) and ``postgres``, opened by URL
+with ``open_store``; ``StoreCore`` is what an adapter builds on (``docs/store-adapters.md``)."""
+
+from awa.adapters._core import StoreCore, Transaction
+from awa.adapters._fencing import Locked, Writes
+from awa.adapters.registry import open_store, register_scheme
+
+__all__ = ["Locked", "StoreCore", "Transaction", "Writes", "open_store", "register_scheme"]

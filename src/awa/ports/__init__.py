@@ -1,5 +1,6 @@
 """Ports: what the runtime needs from a store and a clock, as ``typing.Protocol``."""
 
+from awa.ports.capabilities import AsyncInserts, Closes, InsertsOnConnection, Listens, Migrates
 from awa.ports.clock import Clock, SystemClock
 from awa.ports.results import (
     Applied,
@@ -19,7 +20,6 @@ from awa.ports.store import (
     BATCH_SIZE_MAX,
     DEFAULT_DEADLINE_S,
     DEFAULT_STALENESS_S,
-    AsyncInserts,
     ClaimStore,
 )
 
@@ -33,10 +33,14 @@ __all__ = [
     "CancelRequested",
     "ClaimStore",
     "Clock",
+    "Closes",
     "Event",
     "Finish",
     "Heartbeat",
+    "InsertsOnConnection",
     "JobsAvailable",
+    "Listens",
+    "Migrates",
     "QueueStats",
     "Rescued",
     "Stale",

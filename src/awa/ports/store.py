@@ -17,18 +17,18 @@ Rules every adapter keeps (the contract suite in ``awa.testing`` checks them):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Sequence
+from typing import Protocol
 
 from awa.domain import DlqEntry, Job, JobState, Lease, NewJob, Resolution
 from awa.domain.defaults import CALLBACK_TIMEOUT_S, DEADLINE_S, STALENESS_S
-from awa.ports.results import Event, Finish, Heartbeat, QueueStats, Rescued, WriteResult
+from awa.ports.clock import Clock
+from awa.ports.results import Finish, Heartbeat, QueueStats, Rescued, WriteResult
 
 __all__ = [
     "BATCH_SIZE_MAX",
     "DEFAULT_DEADLINE_S",
     "DEFAULT_STALENESS_S",
-    "AsyncInserts",
     "ClaimStore",
 ]
 
@@ -38,6 +38,13 @@ DEFAULT_STALENESS_S = STALENESS_S
 
 
 class ClaimStore(Protocol):
+    @property
+    def clock(self) -> Clock | None:
+        """The clock the store tells time by, when this process can read it (an injected
+        ``ManualClock``, the memory store's clock); ``None`` when the store keeps its own (the
+        database's). A client runs its workers on it."""
+        ...
+
     # -- producers ---------------------------------------------------------------------------
     def insert(self, jobs: Sequence[NewJob]) -> list[Job]:
         """Row 1, for every job at once; returns them with ids, in order."""
@@ -108,13 +115,6 @@ class ClaimStore(Protocol):
         """Give up leadership at once, if ``owner`` holds it."""
         ...
 
-    # -- wake-ups ----------------------------------------------------------------------------
-    def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
-        """Call ``listener`` (from any thread) with hints: jobs available on a queue, a
-        cancel for a running attempt, a callback answered. Hints may be lost; polling stays
-        the source of truth. Returns a function that unsubscribes."""
-        ...
-
     # -- operators ---------------------------------------------------------------------------
     def get_job(self, job_id: int) -> Job:
         """The job from whichever home holds it; ``JobNotFound`` otherwise."""
@@ -177,18 +177,4 @@ class ClaimStore(Protocol):
     ) -> int:
         """Row 21: delete matching entries, returning how many; an empty filter needs
         ``all=True``."""
-        ...
-
-
-@runtime_checkable
-class AsyncInserts(Protocol):
-    """An optional capability: inserting from an event loop without a thread. ``AsyncClient``
-    uses it when its store has it (PostgreSQL does) and ``insert`` in a thread otherwise."""
-
-    async def insert_async(self, jobs: Sequence[NewJob]) -> list[Job]:
-        """``insert``, awaited on the caller's event loop."""
-        ...
-
-    async def close_async(self) -> None:
-        """Release what ``insert_async`` opened on this event loop."""
         ...

@@ -30,6 +30,7 @@ from awa.ports import (
     Clock,
     Event,
     JobsAvailable,
+    Listens,
     SystemClock,
 )
 from awa.runtime.attempt_table import AttemptTable
@@ -148,8 +149,10 @@ class Runtime:
         self.table.attach()
         for queue in self.queues.values():
             await self.store_call(self.store.set_dlq_enabled, queue.queue, queue.dlq_enabled)
-        # off the loop: on PostgreSQL this opens the listening connection and waits for LISTEN
-        self._unsubscribe = await self.store_call(self.store.subscribe, self._on_event_threadsafe)
+        if isinstance(self.store, Listens):  # else claims, cancels and callbacks are polled
+            # off the loop: on PostgreSQL this opens the listening connection, waits for LISTEN
+            listen = self.store.subscribe
+            self._unsubscribe = await self.store_call(listen, self._on_event_threadsafe)
         self.scheduler.attach(self.clock.now())
         if self._real_time:
             self._off_loop_heartbeats = OffLoopHeartbeats(self._heartbeats, self._loop)

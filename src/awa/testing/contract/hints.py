@@ -1,16 +1,20 @@
 """The contract of ``subscribe``: the wake-up hints a store sends its listeners.
 
 Work available on a queue, a cancel for a running attempt, a callback answered; an
-unsubscribed listener hears nothing more. Tests wait on the hint, never on a sleep.
+unsubscribed listener hears nothing more. Tests wait on the hint, never on a sleep. Hints are
+an optional capability (``awa.ports.Listens``): a store without them is skipped here, and its
+workers poll.
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+
 from awa.adapters.memory import ManualClock
 from awa.domain import ResumeCallback
-from awa.ports import CallbackResolved, CancelRequested, ClaimStore, JobsAvailable
+from awa.ports import CallbackResolved, CancelRequested, ClaimStore, JobsAvailable, Listens
 from awa.testing.contract._helpers import StoreFixtures, _claim_one, _Events, _one, _park
 
 __all__ = ["HintContract"]
@@ -19,11 +23,17 @@ __all__ = ["HintContract"]
 class HintContract(StoreFixtures):
     """Hints reach subscribed listeners, and only them."""
 
+    @pytest.fixture
+    def hints(self, store: ClaimStore) -> Listens:
+        if not isinstance(store, Listens):
+            pytest.skip(f"{type(store).__name__} sends no hints (awa.ports.Listens)")
+        return store
+
     def test_insert_and_retry_announce_available_work(
-        self, store: ClaimStore, clock: ManualClock
+        self, store: ClaimStore, hints: Listens, clock: ManualClock
     ) -> None:
         events = _Events()
-        unsubscribe = store.subscribe(events)
+        unsubscribe = hints.subscribe(events)
         try:
             _one(store, queue="hinted")
             assert events.wait_for(JobsAvailable("hinted"))
@@ -34,9 +44,11 @@ class HintContract(StoreFixtures):
         finally:
             unsubscribe()
 
-    def test_cancel_of_a_running_attempt_tells_its_worker(self, store: ClaimStore) -> None:
+    def test_cancel_of_a_running_attempt_tells_its_worker(
+        self, store: ClaimStore, hints: Listens
+    ) -> None:
         events = _Events()
-        unsubscribe = store.subscribe(events)
+        unsubscribe = hints.subscribe(events)
         try:
             _one(store)
             job = _claim_one(store)
@@ -45,9 +57,11 @@ class HintContract(StoreFixtures):
         finally:
             unsubscribe()
 
-    def test_callback_answer_tells_the_waiting_worker(self, store: ClaimStore) -> None:
+    def test_callback_answer_tells_the_waiting_worker(
+        self, store: ClaimStore, hints: Listens
+    ) -> None:
         events = _Events()
-        unsubscribe = store.subscribe(events)
+        unsubscribe = hints.subscribe(events)
         try:
             _one(store)
             job = _claim_one(store)
@@ -57,11 +71,13 @@ class HintContract(StoreFixtures):
         finally:
             unsubscribe()
 
-    def test_unsubscribed_listener_hears_nothing_more(self, store: ClaimStore) -> None:
+    def test_unsubscribed_listener_hears_nothing_more(
+        self, store: ClaimStore, hints: Listens
+    ) -> None:
         before, after = _Events(), _Events()
-        unsubscribe = store.subscribe(before)
+        unsubscribe = hints.subscribe(before)
         unsubscribe()
-        unsubscribe_after = store.subscribe(after)
+        unsubscribe_after = hints.subscribe(after)
         try:
             _one(store, queue="quiet")
             assert after.wait_for(JobsAvailable("quiet"))

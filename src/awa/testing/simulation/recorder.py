@@ -35,6 +35,7 @@ from awa.ports import (
     Finish,
     Heartbeat,
     JobsAvailable,
+    Listens,
     QueueStats,
     Rescued,
     Stale,
@@ -240,6 +241,8 @@ class RecordingStore:
                 return
             listener(event)
 
+        if not isinstance(self.store, Listens):
+            return lambda: None  # no hints: the workers poll
         return self.store.subscribe(lossy)
 
     # -- operators -----------------------------------------------------------------------------

@@ -1,0 +1,75 @@
+"""What a store may do beyond the ``ClaimStore`` port, each declared as a Protocol.
+
+The client and the runtime ask the store (``isinstance(store, Listens)``) instead of importing
+an adapter or probing with ``getattr``; a store without a capability still works, with the
+fallback named on each. The contract suite gates each capability's tests the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from awa.domain import Job, NewJob
+from awa.ports.results import Event
+
+__all__ = ["AsyncInserts", "Closes", "InsertsOnConnection", "Listens", "Migrates"]
+
+
+@runtime_checkable
+class Migrates(Protocol):
+    """The store keeps a schema of its own (``awa migrate``). Without it: nothing to do."""
+
+    def migrate(self) -> list[int]:
+        """Bring the schema up to date; returns the versions applied."""
+        ...
+
+
+@runtime_checkable
+class Closes(Protocol):
+    """The store holds resources (connections, threads). Without it: nothing to release."""
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Listens(Protocol):
+    """The store pushes hints. Without it: workers find new work, cancels and callback answers
+    by polling (``poll_interval``, and the next heartbeat), which is always the source of
+    truth anyway."""
+
+    def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
+        """Call ``listener`` (from any thread) with hints: jobs available on a queue, a cancel
+        for a running attempt, a callback answered. Hints may be lost. Returns a function that
+        unsubscribes."""
+        ...
+
+
+@runtime_checkable
+class InsertsOnConnection(Protocol):
+    """Inserts inside a transaction the caller holds (``client.insert(..., conn=...)``):
+    commit makes the jobs visible, rollback makes them vanish. Without it: ``conn=`` is
+    refused with ``ValidationError``."""
+
+    def insert_on(self, conn: Any, jobs: Sequence[NewJob]) -> list[Job]:
+        """Insert on the caller's connection, in its open transaction; refuses (with
+        ``ValidationError``) a connection this store cannot write through."""
+        ...
+
+    async def insert_on_async(self, conn: Any, jobs: Sequence[NewJob]) -> list[Job]:
+        """``insert_on`` for a connection awaited on an event loop."""
+        ...
+
+
+@runtime_checkable
+class AsyncInserts(Protocol):
+    """Inserting from an event loop without a thread. ``AsyncClient`` uses it when its store
+    has it (PostgreSQL does) and ``insert`` in a thread otherwise."""
+
+    async def insert_async(self, jobs: Sequence[NewJob]) -> list[Job]:
+        """``insert``, awaited on the caller's event loop."""
+        ...
+
+    async def close_async(self) -> None:
+        """Release what ``insert_async`` opened on this event loop."""
+        ...

@@ -1,8 +1,12 @@
-"""Hostile input is stored verbatim and does nothing; invalid input never reaches SQL."""
+"""Hostile input is stored verbatim and does nothing; invalid input never reaches SQL.
+
+The invalid calls are the contract's refusals table (``awa.testing.contract.REFUSALS``), the
+same rows every store runs; here each is also proved to be refused before any SQL.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
 from typing import Any
 
 import pytest
@@ -19,7 +23,8 @@ from awa.domain import (
     ResumeCallback,
     ValidationError,
 )
-from awa.ports import BATCH_SIZE_MAX, Finish, Heartbeat
+from awa.ports import Finish
+from awa.testing.contract import REFUSALS, Given, Refusal
 
 NASTY = [
     "'; DROP TABLE awa.jobs; --",
@@ -79,40 +84,25 @@ def test_a_store_without_database_fails_as_database_error(
         store_without_database.list_jobs()
 
 
-LEASE = Lease(1, 1)
-
-BAD_CALLS: dict[str, Callable[[PostgresStore], object]] = {
-    "lone surrogate in args": lambda s: s.insert([NewJob(kind="k", args={"a": "\ud800"})]),
-    "not a NewJob": lambda s: s.insert([{"kind": "k"}]),  # type: ignore[list-item]
-    "too many jobs": lambda s: s.insert([NewJob(kind="k")] * (BATCH_SIZE_MAX + 1)),
-    "claim limit 0": lambda s: s.claim("default", limit=0),
-    "claim limit too big": lambda s: s.claim("default", limit=BATCH_SIZE_MAX + 1),
-    "claim bad queue": lambda s: s.claim("Bad Queue; --", limit=1),
-    "claim negative deadline": lambda s: s.claim("default", limit=1, deadline_duration_s=-1),
-    "heartbeat NUL progress": lambda s: s.heartbeat([Heartbeat(LEASE, progress={"p": "\x00"})]),
-    "finish NUL metadata": lambda s: s.finish([Finish(LEASE, Complete(), metadata={"m": "\x00"})]),
-    "finish not a Finish": lambda s: s.finish([LEASE]),  # type: ignore[list-item]
-    "callback timeout 0": lambda s: s.register_callback(LEASE, timeout_s=0),
-    "callback id empty": lambda s: s.register_callback(LEASE, callback_id=""),
-    "resume with NaN": lambda s: s.resolve_callback("x", ResumeCallback(float("nan"))),
-    "callback heartbeat timeout -1": lambda s: s.heartbeat_callback("x", timeout_s=-1),
-    "rescue staleness 0": lambda s: s.rescue(staleness_s=0),
-    "promote limit -1": lambda s: s.promote(limit=-1),
-    "job id string": lambda s: s.get_job("1; DROP TABLE awa.jobs"),  # type: ignore[arg-type]
-    "cancel job id float": lambda s: s.cancel(1.5),  # type: ignore[arg-type]
-    "unknown state": lambda s: s.list_jobs(state="bogus"),  # type: ignore[arg-type]
-    "list bad kind": lambda s: s.list_jobs(kind="1bad kind"),
-    "pause bad queue": lambda s: s.pause_queue("UPPER"),
-    "dlq reason blank": lambda s: s.move_to_dlq(1, reason="  "),
-    "bulk retry no filter": lambda s: s.bulk_retry_from_dlq(),
-    "purge no filter": lambda s: s.purge_dlq(),
-    "list dlq bad queue": lambda s: s.list_dlq(queue="no spaces allowed"),
+# stand-ins for the values a populated store would supply: no SQL runs, so none is looked up
+STAND_INS: dict[Given, object] = {
+    Given.LIVE_LEASE: Lease(1, 1),
+    Given.PENDING_CALLBACK: "x",
+    Given.FAILED_JOB: 1,
 }
 
 
-@pytest.mark.parametrize("call", list(BAD_CALLS.values()), ids=list(BAD_CALLS))
+@pytest.mark.parametrize("refusal", REFUSALS, ids=[r.id for r in REFUSALS])
 def test_invalid_values_are_refused_before_any_sql_runs(
-    store_without_database: PostgresStore, call: Callable[[PostgresStore], object]
+    store_without_database: PostgresStore, refusal: Refusal
 ) -> None:
-    with pytest.raises(ValidationError):
-        call(store_without_database)
+    args, kwargs = refusal.arguments(STAND_INS)
+    with pytest.raises(refusal.error, match=re.escape(refusal.fragment)):
+        getattr(store_without_database, refusal.verb)(*args, **kwargs)
+
+
+def test_unstorable_values_are_refused_before_a_store_sees_them() -> None:
+    with pytest.raises(ValidationError, match="unpaired surrogate"):
+        NewJob(kind="k", args={"a": "\ud800"})
+    with pytest.raises(ValidationError, match="JSON cannot represent"):
+        ResumeCallback(float("nan"))

@@ -27,6 +27,7 @@ mixin                      module                area
 ``DlqContract``            ``dlq``               the dead-letter queue
 ``HintContract``           ``hints``             subscribe and its wake-up hints
 ``MaintenanceContract``    ``maintenance``       promote, retention, leadership
+``RefusalContract``        ``refusals``          one table of refused inputs, every verb
 =========================  ====================  ============================================
 """
 
@@ -41,19 +42,24 @@ from awa.testing.contract.insert_claim import InsertClaimContract
 from awa.testing.contract.maintenance import MaintenanceContract
 from awa.testing.contract.operators import OperatorContract
 from awa.testing.contract.outcomes import OutcomeContract
+from awa.testing.contract.refusals import REFUSALS, Given, Refusal, RefusalContract
 from awa.testing.contract.rescue import RescueContract
 from awa.testing.contract.table import TableContract
 
 __all__ = [
+    "REFUSALS",
     "CallbackContract",
     "ClaimStoreContract",
     "DlqContract",
     "FencingContract",
+    "Given",
     "HintContract",
     "InsertClaimContract",
     "MaintenanceContract",
     "OperatorContract",
     "OutcomeContract",
+    "Refusal",
+    "RefusalContract",
     "RescueContract",
     "StoreFixtures",
     "TableContract",
@@ -71,5 +77,6 @@ class ClaimStoreContract(
     DlqContract,
     HintContract,
     MaintenanceContract,
+    RefusalContract,
 ):
     """Pytest mix-in: the whole ``ClaimStore`` contract."""

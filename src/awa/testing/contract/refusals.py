@@ -1,0 +1,286 @@
+"""The contract of refusals: every input a store must refuse, as one table.
+
+Each row of ``REFUSALS`` is one distinct check at one verb of ``ClaimStore``: the verb, the bad
+arguments, the error and a fragment of its message. Every store runs every row against a store
+holding a little of everything (a running attempt, a parked callback, a failed job, a finished
+job, a dead-letter entry, a due scheduled job, a paused queue, a leader) and must raise that
+error, in one line, with nothing changed. A refusal one adapter makes is a row here, so every
+adapter makes it the same way.
+
+Arguments only the store under test can supply (a live lease, a pending callback id) are
+``Given`` placeholders in the table; ``Refusal.arguments`` fills them in. A row for the verb of
+an optional capability (``subscribe``, of ``awa.ports.Listens``) names it, and a store without
+the capability skips that row.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+
+import attrs
+import pytest
+
+from awa.adapters.memory import ManualClock
+from awa.domain import Complete, CompleteCallback, Fail, Lease, NewJob, ValidationError
+from awa.ports import BATCH_SIZE_MAX, ClaimStore, Finish, Heartbeat, Listens
+from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _park
+
+__all__ = ["REFUSALS", "Given", "Refusal", "RefusalContract"]
+
+
+class Given(enum.Enum):
+    """A value only the store under test can supply, filled in when a row runs."""
+
+    LIVE_LEASE = "the lease of a running attempt"
+    PENDING_CALLBACK = "the id of the callback a parked attempt waits on"
+    FAILED_JOB = "the id of a failed job on a queue without a dead-letter queue"
+
+
+@attrs.frozen
+class Refusal:
+    """One row: ``store.<verb>(*args, **kwargs)`` raises ``error``, its message holding
+    ``fragment``; ``capability`` names the optional Protocol the verb belongs to, if any."""
+
+    verb: str
+    what: str
+    error: type[Exception]
+    fragment: str
+    args: tuple[Any, ...]
+    kwargs: Mapping[str, Any]
+    capability: type | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.verb}-{self.what.replace(' ', '_')}"
+
+    def arguments(self, given: Mapping[Given, object]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The row's arguments with each ``Given`` replaced by ``given[...]``."""
+        args = tuple(_fill(a, given) for a in self.args)
+        return args, {k: _fill(v, given) for k, v in self.kwargs.items()}
+
+
+def _fill(value: Any, given: Mapping[Given, object]) -> Any:
+    if isinstance(value, Given):
+        return given[value]
+    if isinstance(value, list):
+        return [_fill(v, given) for v in value]
+    if isinstance(value, (Heartbeat, Finish)):
+        return attrs.evolve(value, lease=_fill(value.lease, given))
+    return value
+
+
+def _row(
+    verb: str, what: str, fragment: str, *args: Any, capability: type | None = None, **kwargs: Any
+) -> Refusal:
+    return Refusal(verb, what, ValidationError, fragment, args, kwargs, capability)
+
+
+# typed ``Any`` so a placeholder can stand where a ``Lease`` or an id is expected
+LIVE: Any = Given.LIVE_LEASE
+CALLBACK: Any = Given.PENDING_CALLBACK
+FAILED: Any = Given.FAILED_JOB
+TOO_MANY = BATCH_SIZE_MAX + 1
+UNKNOWN_CALLBACK = "no-such-callback"
+BAD_LEASE = Lease("1; --", 1)  # type: ignore[arg-type]
+
+LIST = "as a list"
+LIMIT = "limit must be"
+QUEUE = "invalid queue name"
+KIND = "invalid job kind"
+JOB_ID = "job id"
+FLAG = "True or False"
+NUL = "NUL"
+DEADLINE = "deadline_duration"
+TIMEOUT = "callback timeout"
+CALLBACK_ID = "callback id"
+STALENESS = "staleness"
+OLDER = "older_than"
+LEADER = "leader"
+TTL = "ttl"
+REASON = "reason"
+NO_FILTER = "give a queue or kind"
+
+REFUSALS: tuple[Refusal, ...] = (
+    # -- insert ------------------------------------------------------------------------------
+    _row("insert", "one job not in a list", LIST, NewJob(kind="k")),
+    _row("insert", "a string", LIST, "jobs"),
+    _row("insert", "not NewJob values", "expected NewJob", [{"kind": "k"}]),
+    _row("insert", "too many jobs", "at most", [NewJob(kind="k")] * TOO_MANY),
+    # -- claim -------------------------------------------------------------------------------
+    _row("claim", "empty queue", QUEUE, "", limit=1),
+    _row("claim", "queue with spaces and SQL", QUEUE, "Bad Queue; --", limit=1),
+    _row("claim", "queue not a string", QUEUE, None, limit=1),
+    _row("claim", "limit 0", LIMIT, "default", limit=0),
+    _row("claim", "limit too big", LIMIT, "default", limit=TOO_MANY),
+    _row("claim", "limit a bool", LIMIT, "default", limit=True),
+    _row("claim", "limit a string", LIMIT, "default", limit="10"),
+    _row("claim", "negative deadline", DEADLINE, "default", limit=1, deadline_duration_s=-1),
+    _row("claim", "deadline of 1e12 s", DEADLINE, "default", limit=1, deadline_duration_s=1e12),
+    _row("claim", "deadline NaN", DEADLINE, "default", limit=1, deadline_duration_s=float("nan")),
+    _row("claim", "deadline a string", DEADLINE, "default", limit=1, deadline_duration_s="60"),
+    # -- heartbeat ---------------------------------------------------------------------------
+    _row("heartbeat", "one beat not in a list", LIST, Heartbeat(LIVE)),
+    _row("heartbeat", "a lease not a Heartbeat", "expected Heartbeat", [LIVE]),
+    _row("heartbeat", "too many beats", "at most", [Heartbeat(LIVE)] * TOO_MANY),
+    _row("heartbeat", "NUL in progress", NUL, [Heartbeat(LIVE, progress={"p": "\x00"})]),
+    _row("heartbeat", "progress not an object", "JSON object", [Heartbeat(LIVE, progress=[1])]),  # type: ignore[arg-type]
+    _row("heartbeat", "lease job id not an integer", "lease", [Heartbeat(BAD_LEASE)]),
+    _row(
+        "heartbeat",
+        "good beat beside a bad one",
+        NUL,
+        [Heartbeat(LIVE, progress={"p": 1}), Heartbeat(LIVE, metadata={"m": "\x00"})],
+    ),
+    # -- finish ------------------------------------------------------------------------------
+    _row("finish", "one finish not in a list", LIST, Finish(LIVE, Complete())),
+    _row("finish", "a lease not a Finish", "expected Finish", [LIVE]),
+    _row("finish", "too many finishes", "at most", [Finish(LIVE, Complete())] * TOO_MANY),
+    _row("finish", "NUL in metadata", NUL, [Finish(LIVE, Complete(), metadata={"m": "\x00"})]),
+    _row(
+        "finish",
+        "NaN in progress",
+        "JSON",
+        [Finish(LIVE, Complete(), progress={"p": float("nan")})],
+    ),
+    _row("finish", "outcome a string", "outcome", [Finish(LIVE, "done")]),  # type: ignore[arg-type]
+    _row(
+        "finish",
+        "good finish beside a bad one",
+        NUL,
+        [Finish(LIVE, Complete()), Finish(LIVE, Complete(), metadata={"\x00": 1})],
+    ),
+    # -- register_callback -------------------------------------------------------------------
+    _row("register_callback", "a job id not a lease", "Lease", FAILED),
+    _row("register_callback", "timeout 0", TIMEOUT, LIVE, timeout_s=0),
+    _row("register_callback", "timeout of 1e12 s", TIMEOUT, LIVE, timeout_s=1e12),
+    _row("register_callback", "empty callback id", CALLBACK_ID, LIVE, callback_id=""),
+    _row("register_callback", "blank callback id", CALLBACK_ID, LIVE, callback_id="  "),
+    _row("register_callback", "callback id not a string", CALLBACK_ID, LIVE, callback_id=123),
+    _row("register_callback", "NUL in callback id", NUL, LIVE, callback_id="a\x00b"),
+    _row("register_callback", "callback id too long", "at most", LIVE, callback_id="x" * 257),
+    # -- resolve_callback --------------------------------------------------------------------
+    _row("resolve_callback", "callback id not a string", CALLBACK_ID, 123, CompleteCallback()),
+    _row("resolve_callback", "empty callback id", CALLBACK_ID, "", CompleteCallback()),
+    _row("resolve_callback", "handler outcome not a resolution", "answered", CALLBACK, Complete()),
+    # -- heartbeat_callback ------------------------------------------------------------------
+    _row("heartbeat_callback", "unknown id timeout -1", TIMEOUT, UNKNOWN_CALLBACK, timeout_s=-1),
+    _row("heartbeat_callback", "timeout 0", TIMEOUT, CALLBACK, timeout_s=0),
+    _row("heartbeat_callback", "timeout of 1e12 s", TIMEOUT, CALLBACK, timeout_s=1e12),
+    _row("heartbeat_callback", "empty callback id", CALLBACK_ID, "", timeout_s=60),
+    # -- maintenance -------------------------------------------------------------------------
+    _row("rescue", "staleness 0", STALENESS, staleness_s=0),
+    _row("rescue", "staleness NaN", STALENESS, staleness_s=float("nan")),
+    _row("rescue", "limit 0", LIMIT, limit=0),
+    _row("promote", "limit -1", LIMIT, limit=-1),
+    _row("delete_finished", "negative age", OLDER, older_than_s=-1),
+    _row("delete_finished", "limit 0", LIMIT, older_than_s=1, limit=0),
+    _row("expire_dlq", "age NaN", OLDER, older_than_s=float("nan")),
+    _row("expire_dlq", "age a string", OLDER, older_than_s="30d"),
+    _row("try_lead", "empty owner", LEADER, "", ttl_s=30),
+    _row("try_lead", "owner not a string", LEADER, 42, ttl_s=30),
+    _row("try_lead", "NUL in owner", NUL, "w\x00", ttl_s=30),
+    _row("try_lead", "owner too long", "at most", "w" * 201, ttl_s=30),
+    _row("try_lead", "ttl 0", TTL, "w", ttl_s=0),
+    _row("try_lead", "ttl of 1e12 s", TTL, "w", ttl_s=1e12),
+    _row("release_lead", "empty owner", LEADER, ""),
+    _row("release_lead", "owner None", LEADER, None),
+    # -- subscribe ---------------------------------------------------------------------------
+    _row("subscribe", "listener not callable", "callable", None, capability=Listens),
+    # -- operators ---------------------------------------------------------------------------
+    _row("get_job", "job id with SQL", JOB_ID, "1; DROP TABLE awa.jobs"),
+    _row("get_job", "job id a bool", JOB_ID, True),
+    _row("cancel", "job id a float", JOB_ID, 1.5),
+    _row("retry", "job id a string", JOB_ID, "1"),
+    _row("list_jobs", "unknown state", "unknown job state", state="bogus"),
+    _row("list_jobs", "kind with a space", KIND, kind="1bad kind"),
+    _row("list_jobs", "queue with spaces", QUEUE, queue="NOT VALID"),
+    _row("list_jobs", "limit 0", LIMIT, limit=0),
+    _row("pause_queue", "empty queue", QUEUE, ""),
+    _row("pause_queue", "upper-case queue", QUEUE, "UPPER"),
+    _row("resume_queue", "empty queue", QUEUE, ""),
+    _row("set_dlq_enabled", "empty queue", QUEUE, "", True),
+    _row("set_dlq_enabled", "enabled a string", FLAG, "default", "yes"),
+    # -- the dead-letter queue ---------------------------------------------------------------
+    _row("move_to_dlq", "job id a string", JOB_ID, "1", reason="x"),
+    _row("move_to_dlq", "blank reason", REASON, FAILED, reason="  "),
+    _row("move_to_dlq", "NUL in reason", NUL, FAILED, reason="a\x00b"),
+    _row("move_to_dlq", "reason too long", "at most", FAILED, reason="x" * 10_001),
+    _row("list_dlq", "queue with spaces", QUEUE, queue="no spaces allowed"),
+    _row("list_dlq", "limit 0", LIMIT, limit=0),
+    _row("get_dlq_entry", "job id a string", JOB_ID, "1"),
+    _row("retry_from_dlq", "job id None", JOB_ID, None),
+    _row("bulk_retry_from_dlq", "no filter", NO_FILTER),
+    _row("bulk_retry_from_dlq", "all a number", FLAG, all=1),
+    _row("bulk_retry_from_dlq", "empty queue", QUEUE, queue=""),
+    _row("purge_dlq", "no filter", NO_FILTER),
+    _row("purge_dlq", "all a string", FLAG, all="no"),
+    _row("purge_dlq", "empty kind", KIND, kind=""),
+)
+
+_LEADER = "contract-leader"
+_PROBE = "contract-probe"
+
+
+def _populate(store: ClaimStore, clock: ManualClock) -> dict[Given, object]:
+    """A store with a little of everything a refused call could wrongly touch."""
+    store.set_dlq_enabled("dead", True)
+    store.insert(
+        [
+            NewJob(kind="waiting"),
+            NewJob(kind="due", run_at=clock.now() + timedelta(seconds=1)),
+            NewJob(kind="running", queue="busy"),
+            NewJob(kind="parked", queue="busy"),
+            NewJob(kind="failed", queue="failed"),
+            NewJob(kind="done", queue="done"),
+            NewJob(kind="dead", queue="dead"),
+            NewJob(kind="held", queue="paused"),
+        ]
+    )
+    running, parked = store.claim("busy", limit=2)
+    callback_id = _park(store, parked)
+    failed = _claim_one(store, "failed")
+    _finish(store, failed.lease, Fail("x", terminal=True))
+    _finish(store, _claim_one(store, "done").lease, Complete())
+    _finish(store, _claim_one(store, "dead").lease, Fail("x", terminal=True))
+    store.pause_queue("paused")
+    assert store.try_lead(_LEADER, ttl_s=3600)
+    clock.advance(5)  # now a write that slips through changes a timestamp, and "due" is due
+    return {
+        Given.LIVE_LEASE: running.lease,
+        Given.PENDING_CALLBACK: callback_id,
+        Given.FAILED_JOB: failed.id,
+    }
+
+
+def _snapshot(store: ClaimStore) -> tuple[object, ...]:
+    """Everything a caller can see, through the port's own verbs. The leader is probed with a
+    bid that loses (and so changes nothing) while the populated leader still leads."""
+    return (
+        store.list_jobs(limit=BATCH_SIZE_MAX),
+        store.list_dlq(limit=BATCH_SIZE_MAX),
+        sorted(store.queue_stats(), key=lambda stats: stats.queue),
+        store.try_lead(_PROBE, ttl_s=3600),
+    )
+
+
+class RefusalContract(StoreFixtures):
+    """Every row of ``REFUSALS``: the error, in one line, and nothing changed."""
+
+    @pytest.mark.parametrize("refusal", REFUSALS, ids=[r.id for r in REFUSALS])
+    def test_refused_call_raises_one_line_and_changes_nothing(
+        self, store: ClaimStore, clock: ManualClock, refusal: Refusal
+    ) -> None:
+        if refusal.capability is not None and not isinstance(store, refusal.capability):
+            pytest.skip(f"{type(store).__name__} is not {refusal.capability.__name__}")
+        given = _populate(store, clock)
+        before = _snapshot(store)
+        args, kwargs = refusal.arguments(given)
+        with pytest.raises(refusal.error) as raised:
+            getattr(store, refusal.verb)(*args, **kwargs)
+        message = str(raised.value)
+        assert refusal.fragment in message, f"{message!r} should say {refusal.fragment!r}"
+        assert "\n" not in message, f"a refusal is one line: {message!r}"
+        assert _snapshot(store) == before, "a refused call must change nothing"

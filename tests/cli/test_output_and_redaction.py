@@ -11,7 +11,7 @@ import pytest
 
 from awa.cli import main
 from awa.cli import output as out
-from awa.cli.redaction import redact, redact_url
+from awa.redaction import redact, redact_url
 
 
 class _Terminal(io.StringIO):
@@ -92,6 +92,13 @@ def test_redact_hides_a_known_password_wherever_a_message_quotes_it() -> None:
     assert redact("cannot reach db", [url, None]) == "cannot reach db"
     two = "from postgresql://a:one@h1/x to mysql://b:two@h2/y"
     assert redact(two) == "from postgresql://a:***@h1/x to mysql://b:***@h2/y"
+
+
+def test_redact_hides_a_quoted_conninfo_password_as_written_and_as_the_driver_reads_it() -> None:
+    conninfo = r"host=db password='it\'s secret' user=app"
+    assert redact_url(conninfo) == "host=db password=*** user=app"
+    assert redact('bad value "it\'s secret"', [conninfo]) == 'bad value "***"'
+    assert redact(r"bad value 'it\'s secret'", [conninfo]) == "bad value ***"
 
 
 def test_main_refuses_a_command_line_on_one_line_without_the_password_it_quotes() -> None:

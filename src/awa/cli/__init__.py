@@ -12,7 +12,7 @@
 
 Unexpected exceptions (bugs) keep their traceback. An error line is shown like any other user
 data: control characters escaped, and no database password in it, even one a driver quotes
-back from a malformed URL (``awa.cli.redaction``).
+back from a malformed URL (``awa.redaction``).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from typing import NoReturn, TextIO
 
 from awa.cli.connect import URL_ENV_VARS
 from awa.cli.output import printable
-from awa.cli.redaction import redact
 from awa.domain import AwaError, JobState
+from awa.redaction import redact
 from awa.testing.simulation.cli import add_arguments as simulation_arguments
 
 __all__ = ["build_parser", "main"]

@@ -10,8 +10,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from awa.cli.redaction import redact
 from awa.domain import DatabaseError
+from awa.redaction import redact
 
 if TYPE_CHECKING:
     from awa.adapters.postgres import PostgresStore

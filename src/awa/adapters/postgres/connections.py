@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import socket
 import threading
 import time
@@ -42,6 +41,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from awa.domain import DatabaseError, ValidationError
 from awa.domain.validation import check_seconds
+from awa.redaction import redact
 
 __all__ = [
     "CALL_TIMEOUT_S_DEFAULT",
@@ -128,7 +128,7 @@ def _params(conninfo: str) -> dict[str, Any]:
         return conninfo_to_dict(conninfo)
     except psycopg.Error as exc:
         raise DatabaseError(
-            f"the database URL is malformed: {redact(_one_line(exc), conninfo)}"
+            f"the database URL is malformed: {redact(_one_line(exc), [conninfo])}"
         ) from None
 
 
@@ -182,22 +182,7 @@ def connector(
 
 
 # -- messages ----------------------------------------------------------------------------------
-
-_URL_PASSWORD = re.compile(r"://([^:/@\s]*):([^@\s]*)@")
-_KEYWORD_PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
-
-
-def redact(text: str, conninfo: str = "") -> str:
-    """``text`` without the password of ``conninfo`` (parsed, or as written when it does not
-    parse) or any password written in a URL or as a ``password=`` keyword."""
-    secrets = [m.group(2) for m in _URL_PASSWORD.finditer(conninfo)]
-    secrets += [m.group(2).strip("'") for m in _KEYWORD_PASSWORD.finditer(conninfo)]
-    with suppress(psycopg.Error):
-        secrets.append(str(conninfo_to_dict(conninfo).get("password") or ""))
-    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
-        text = text.replace(secret, "***")
-    text = _URL_PASSWORD.sub(r"://\1:***@", text)
-    return _KEYWORD_PASSWORD.sub(r"\1***", text)
+# ``redact`` (re-exported here) is ``awa.redaction.redact``: the one way awa hides a password
 
 
 def _one_line(exc: BaseException) -> str:
@@ -217,7 +202,7 @@ def where(conninfo: str, kwargs: dict[str, Any] | None = None) -> str:
 
 def unreachable(conninfo: str, kwargs: dict[str, Any], exc: BaseException) -> DatabaseError:
     """One line for a failed connection: host, port and the driver's reason, no password."""
-    reason = redact(_one_line(exc), conninfo)
+    reason = redact(_one_line(exc), [conninfo])
     return DatabaseError(f"cannot connect to PostgreSQL at {where(conninfo, kwargs)}: {reason}")
 
 

@@ -1,10 +1,14 @@
-"""Passwords out of anything the CLI shows: a database URL, or a driver's error that quotes it.
+"""Passwords out of anything awa shows: a database URL, or a driver's error that quotes it.
+
+Used by the CLI for every line it prints and by the PostgreSQL adapter for every error it
+raises. Pure and stdlib only: a URL that does not parse is exactly the one that leaks.
 
 The URLs that leak are the malformed ones: libpq quotes back what it could not parse (all of
 ``user:pw@host/db`` with the scheme missing, or only ``"p w"`` when a password holds a space).
 So the password is found the forgiving way, not by a URL parser: everything between the first
 ``:`` after the user name and the *last* ``@``; or a ``password=`` value (conninfo, query
-string). ``redact`` then replaces it wherever it appears, as ``***``.
+string), quoted or bare. ``redact`` then replaces it wherever it appears, as written,
+percent-decoded or unescaped, with ``***``.
 """
 
 from __future__ import annotations
@@ -25,10 +29,13 @@ _USERINFO = re.compile(
 _KEY_VALUE = re.compile(
     r"(?P<head>\b\w*password\s*=\s*)(?P<password>'(?:[^'\\\n]|\\.)*'?|[^\s&'\"]*)", re.IGNORECASE
 )
+# a backslash escape inside a quoted conninfo value: \' and \\
+_CONNINFO_ESCAPE = re.compile(r"\\(.)")
 
 
 def _passwords_of(url: str) -> set[str]:
-    """Every password ``url`` holds, as written and percent-decoded; empty when none."""
+    """Every password ``url`` holds, as written, percent-decoded and (a quoted conninfo value)
+    unescaped; empty when none."""
     found: set[str] = set()
     rest = url.split("://", 1)[1] if "://" in url else url
     if "@" in rest:
@@ -38,14 +45,17 @@ def _passwords_of(url: str) -> set[str]:
     for match in _KEY_VALUE.finditer(url):
         value = match.group("password")
         found.add(value)
-        found.add(value.strip("'"))
+        if value.startswith("'"):
+            inner = value[1:-1] if len(value) > 1 and value.endswith("'") else value[1:]
+            found |= {inner, _CONNINFO_ESCAPE.sub(r"\1", inner)}
     found |= {unquote(p) for p in found}
     return {p for p in found if p and p != REDACTED}
 
 
 def redact(text: str, urls: Iterable[str | None] = ()) -> str:
     """``text`` without a password: those written in any URL or ``password=`` in it, and
-    every password of ``urls`` (the URLs the text may quote, whole or in part)."""
+    every password of ``urls`` (the URLs or connection strings the text may quote, whole or in
+    part)."""
     text = _USERINFO.sub(lambda m: f"{m.group('head')}:{REDACTED}@", text)
     text = _KEY_VALUE.sub(lambda m: f"{m.group('head')}{REDACTED}", text)
     secrets: set[str] = set()

@@ -8,7 +8,7 @@ import attrs
 import pytest
 
 from awa.cli.diagnosis import diagnose, error_rounds
-from awa.domain import ErrorEntry, Job, JobState
+from awa.domain import ErrorEntry, Job, JobState, RescueCause
 
 AT = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -38,6 +38,13 @@ def test_a_repeating_message_is_named_with_where_to_look(message: str, process: 
     assert (diagnosis.message, diagnosis.attempts) == (message, 2)
     assert diagnosis.points_at_process is process
     assert str(diagnosis).startswith(f'2 attempts in a row ended with "{message}"')
+
+
+@pytest.mark.parametrize("cause", list(RescueCause))
+def test_every_rescue_cause_repeating_says_where_to_look(cause: RescueCause) -> None:
+    diagnosis = diagnose(job_with((1, cause.error), (2, cause.error)))
+    assert diagnosis is not None
+    assert "handler fails the same way" not in diagnosis.hint
 
 
 def test_only_the_first_line_counts_so_tracebacks_do_not_hide_a_repeat() -> None:

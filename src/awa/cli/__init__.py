@@ -26,6 +26,7 @@ from typing import NoReturn, TextIO
 from awa.cli.connect import URL_ENV_VARS
 from awa.cli.output import printable
 from awa.domain import AwaError, JobState
+from awa.domain.defaults import FAILED_BY_CALLBACK
 from awa.redaction import redact
 from awa.testing.simulation.cli import add_arguments as simulation_arguments
 
@@ -168,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--payload", metavar="JSON", help="result stored on the job")
     p = command(callback, "fail", "fail the waiting job")
     p.add_argument("callback_id")
-    p.add_argument("--error", default="failed by callback", help="error message recorded")
+    p.add_argument("--error", default=FAILED_BY_CALLBACK, help="error message recorded")
     p = command(callback, "resume", "hand a payload to the still-waiting handler")
     p.add_argument("callback_id")
     p.add_argument("--payload", metavar="JSON", help="what the handler receives")

@@ -7,35 +7,37 @@ from __future__ import annotations
 
 import attrs
 
-from awa.domain import ErrorEntry, Job, JobState
+from awa.domain import ErrorEntry, Job, JobState, RescueCause
+from awa.domain.defaults import HANDLER_PANICKED
 
 __all__ = ["REPEAT_MIN", "Diagnosis", "diagnose", "error_rounds"]
 
 #: how many attempts in a row must end with one message before it counts as a pattern
 REPEAT_MIN = 2
 
-# messages the lifecycle writes itself, and what a run of them says about where to look
-_PROCESS_HINTS = (
-    (
-        "heartbeat stale",
+# what a run of a message the lifecycle writes itself says: whether it points at the process,
+# and where to look. The messages are the rescue causes' texts (``awa.domain.rescue``) and the
+# prefix of a panic (``awa.runtime.outcomes``).
+_CAUSE_HINTS = {
+    RescueCause.HEARTBEAT_STALE: (
+        True,
         "the worker process died while running this job every time (crash, OOM kill, SIGKILL,"
         " eviction, a native extension): look at the process, not the handler's error path",
     ),
-    (
-        "hard deadline exceeded",
+    RescueCause.DEADLINE_EXCEEDED: (
+        True,
         "the attempt hung past the queue's deadline_duration every time: look at what the process"
         " blocks on (I/O without a timeout, a lock, a busy loop), not the handler's error path",
     ),
-    (
-        "callback timed out",
+    RescueCause.CALLBACK_TIMEOUT: (
+        False,
         "the external system never answered the callback: look at the system that should call"
         " back, not the handler",
     ),
-    (
-        "handler panicked",
-        "the handler escaped with a BaseException every time: look at what it calls that exits"
-        " or interrupts, not at ordinary exceptions",
-    ),
+}
+_PANIC_HINT = (
+    "the handler escaped with a BaseException every time: look at what it calls that exits"
+    " or interrupts, not at ordinary exceptions"
 )
 
 
@@ -71,9 +73,12 @@ def diagnose(job: Job) -> Diagnosis | None:
         streak += 1
     if streak < REPEAT_MIN or not last:
         return None
-    for prefix, hint in _PROCESS_HINTS:
-        if last.startswith(prefix):
-            return Diagnosis(last, streak, prefix != "callback timed out", hint)
+    cause = RescueCause.of_error(last)
+    if cause is not None:
+        points_at_process, hint = _CAUSE_HINTS[cause]
+        return Diagnosis(last, streak, points_at_process, hint)
+    if last.startswith(HANDLER_PANICKED):
+        return Diagnosis(last, streak, True, _PANIC_HINT)
     hint = (
         "the handler fails the same way on every attempt: a poison input? raise"
         " awa.TerminalError for input that can never succeed"

@@ -9,6 +9,7 @@ __all__ = [
     "DEFAULT_MAX_ATTEMPTS",
     "DEFAULT_PRIORITY",
     "FAILED_BY_CALLBACK",
+    "HANDLER_PANICKED",
     "HEARTBEAT_INTERVAL_S",
     "MAX_ATTEMPTS_RANGE",
     "PRIORITY_RANGE",
@@ -30,3 +31,6 @@ STALENESS_S = 90.0
 CALLBACK_TIMEOUT_S = 3600.0
 #: the error a callback failure records when the external side gives none
 FAILED_BY_CALLBACK = "failed by callback"
+#: how an attempt's error starts when its handler escaped with a ``BaseException`` that is not
+#: an ``Exception`` (``SystemExit``, ``KeyboardInterrupt``, ...)
+HANDLER_PANICKED = "handler panicked"

@@ -54,6 +54,7 @@ from awa.domain import (
     SchemaNotMigrated,
     ValidationError,
 )
+from awa.domain.defaults import CALLBACK_TIMEOUT_S, FAILED_BY_CALLBACK
 from awa.domain.validation import JSON_DEPTH_MAX, check_seconds
 from awa.http.signing import (
     ACTIONS,
@@ -78,7 +79,6 @@ log = logging.getLogger("awa.http")
 BODY_SIZE_MAX = 1024 * 1024
 CALLBACK_ID_LENGTH_MAX = 256
 ERROR_LENGTH_MAX = 10_000
-DEFAULT_CALLBACK_TIMEOUT_S = 3600.0
 #: how deep a body may nest: the body object, then a payload as deep as the domain allows
 #: (``awa.domain.validation.JSON_DEPTH_MAX``); deeper is refused before the store is asked
 BODY_DEPTH_MAX = JSON_DEPTH_MAX + 1
@@ -195,14 +195,14 @@ def _operation(store: CallbackStore, action: str, callback_id: str, body: dict[s
     if action == "heartbeat":
         try:  # the domain's bounds: finite, positive, and a deadline a store can hold
             timeout_s = check_seconds(
-                "timeout", body.get("timeout", DEFAULT_CALLBACK_TIMEOUT_S), allow_zero=False
+                "timeout", body.get("timeout", CALLBACK_TIMEOUT_S), allow_zero=False
             )
         except ValidationError as exc:
             raise _BadBody(str(exc)) from None
         return lambda: store.heartbeat_callback(callback_id, timeout_s=timeout_s)
     resolution: Resolution
     if action == "fail":
-        error = body.get("error", "failed by callback")
+        error = body.get("error", FAILED_BY_CALLBACK)
         if not isinstance(error, str) or not error.strip() or len(error) > ERROR_LENGTH_MAX:
             raise _BadBody(f"error must be a non-empty string of at most {ERROR_LENGTH_MAX}")
         resolution = FailCallback(error)

@@ -14,6 +14,7 @@ from awa.domain import (
     TerminalError,
     WaitForCallback,
 )
+from awa.domain.defaults import HANDLER_PANICKED
 from awa.domain.validation import storable_text
 
 __all__ = ["outcome_from_exception", "outcome_from_return"]
@@ -57,4 +58,4 @@ def outcome_from_exception(exc: BaseException) -> Fail:
         return Fail(_describe(exc), terminal=True, traceback=trace)
     if isinstance(exc, Exception):
         return Fail(_describe(exc), traceback=trace)
-    return Fail(f"handler panicked: {_describe(exc)}", traceback=trace)
+    return Fail(f"{HANDLER_PANICKED}: {_describe(exc)}", traceback=trace)

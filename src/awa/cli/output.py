@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, TextIO
 
@@ -26,10 +26,15 @@ from awa.domain import DlqEntry, ErrorEntry, Job, JobState
 from awa.ports import QueueStats
 
 __all__ = [
+    "JOB_COLUMNS",
+    "attempts",
     "converter",
     "dlq_entry_data",
     "human_duration",
     "job_data",
+    "job_rows",
+    "last_error",
+    "print_job_result",
     "print_json",
     "printable",
     "stats_data",
@@ -186,3 +191,50 @@ def _console(out: TextIO) -> Any:
 
 def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+# -- jobs as rows and lines (``job list``, ``dlq retry-bulk``, the single-job commands) ----------
+
+JOB_COLUMNS = ["id", "kind", "queue", "state", "attempt", "prio", "run_at", "last error"]
+
+
+def attempts(job: Job) -> str:
+    return f"{job.attempt}/{job.max_attempts}"
+
+
+def last_error(job: Job) -> str:
+    """The first line of the job's latest error, cut to fit a table cell."""
+    if not job.errors:
+        return "-"
+    line = job.errors[-1].error.strip().splitlines()[0] if job.errors[-1].error.strip() else ""
+    return line if len(line) <= 80 else line[:77] + "..."
+
+
+def job_rows(jobs: Iterable[Job]) -> Iterator[list[str]]:
+    """One row of ``JOB_COLUMNS`` a job."""
+    for job in jobs:
+        yield [
+            str(job.id),
+            job.kind,
+            job.queue,
+            job.state.value,
+            attempts(job),
+            str(job.priority),
+            when(job.run_at),
+            last_error(job),
+        ]
+
+
+def print_job_result(
+    verb: str, job: Job, out: TextIO, *, as_json: bool, about: Mapping[str, Any] | None = None
+) -> None:
+    """What a command did to one job: with ``--json``, ``{**about, "job": job}``; else one line
+    naming the job, the ``verb`` and where that left it."""
+    if as_json:
+        print_json({**(about or {}), "job": job_data(job)}, out)
+        return
+    print_line(
+        f"job {job.id} ({job.kind} on {job.queue}) {verb}; state {job.state.value},"
+        f" attempt {attempts(job)}, run_lease {job.run_lease}",
+        out,
+    )

@@ -1,0 +1,101 @@
+"""The ``awa`` command line's grammar: a parser whose errors are one line, the options every
+command accepts, and the helpers a command group builds its parser with.
+
+A group module (``awa.cli.jobs``, ``awa.cli.dlq``, ...) has ``add_parser(commands)``: it adds
+its group with ``group`` and each of its commands with ``command``, which names the function
+that runs it. ``awa.cli.main`` then calls that function; it never lists commands itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, NoReturn, TypeAlias
+
+if TYPE_CHECKING:
+    from awa.cli.session import Command
+
+__all__ = [
+    "Commands",
+    "Parser",
+    "UsageError",
+    "command",
+    "common_options",
+    "group",
+    "job_id",
+    "positive",
+]
+
+
+class UsageError(Exception):
+    """The command line was refused; ``main`` prints it as one line (it may quote a URL)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with a one-line error: the message and where to find help."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: error: {message} (see `{self.prog} --help`)")
+
+
+#: where a group adds its commands (``add_subparsers`` of a ``Parser``)
+Commands: TypeAlias = "argparse._SubParsersAction[Parser]"
+
+
+def common_options(*, top: bool) -> Parser:
+    """``--database-url`` and ``--json``, accepted before or after the command. On the
+    subcommands they default to "not given" so they never overwrite the top-level value."""
+    common = Parser(add_help=False)
+    default_url = None if top else argparse.SUPPRESS
+    default_json = False if top else argparse.SUPPRESS
+    common.add_argument(
+        "--database-url",
+        metavar="URL",
+        default=default_url,
+        help="PostgreSQL URL (default: $AWA_DATABASE_URL, then $DATABASE_URL)",
+    )
+    common.add_argument(
+        "--json",
+        action="store_true",
+        default=default_json,
+        help="print one JSON document instead of tables",
+    )
+    return common
+
+
+#: the options every command takes after its name
+_COMMAND_OPTIONS = common_options(top=False)
+
+
+def group(commands: Commands, name: str, help: str) -> Commands:
+    """``awa NAME COMMAND``: a group of commands."""
+    sub = commands.add_parser(name, help=help, description=help)
+    return sub.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+
+def command(
+    commands: Commands, name: str, help: str, run: Command, *, described: bool = True
+) -> Parser:
+    """A command run by ``run``, with the common options; its ``--help`` repeats ``help`` as
+    the description unless ``described`` is false."""
+    parser = commands.add_parser(
+        name, help=help, description=help if described else None, parents=[_COMMAND_OPTIONS]
+    )
+    parser.set_defaults(run=run)
+    return parser
+
+
+def positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
+    return value
+
+
+def job_id(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a job id is a whole number, got {text!r}") from None

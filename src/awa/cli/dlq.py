@@ -1,0 +1,182 @@
+"""``awa dlq list|depth|retry|retry-bulk|purge``: the dead-letter queue, inspected and redriven.
+
+Bulk commands refuse to run without a filter unless ``--all``; destructive ones ask first on a
+terminal and refuse without ``--yes`` when stdin is not one."""
+
+from __future__ import annotations
+
+import argparse
+
+from awa.cli import output as out
+from awa.cli.arguments import Commands, command, group, job_id, positive
+from awa.cli.session import Refused, Session
+from awa.client import Client
+from awa.domain import AwaError, JobNotFound
+from awa.ports import BATCH_SIZE_MAX
+
+__all__ = [
+    "JobNotInDlq",
+    "add_parser",
+    "dlq_depth",
+    "dlq_list",
+    "dlq_purge",
+    "dlq_retry",
+    "dlq_retry_bulk",
+]
+
+
+class JobNotInDlq(AwaError):
+    """``dlq retry`` of a job that exists but is not dead-lettered."""
+
+
+def add_parser(commands: Commands) -> None:
+    dlq = group(
+        commands, "dlq", "the dead-letter queue: failed jobs kept for inspection and redrive"
+    )
+    p = command(dlq, "list", "dead-letter entries, oldest first", dlq_list)
+    p.add_argument("--queue")
+    p.add_argument("--kind")
+    p.add_argument("--limit", type=positive, default=100)
+    p = command(dlq, "depth", "how many entries each queue holds", dlq_depth)
+    p.add_argument("--queue", help="only this queue")
+    p = command(
+        dlq, "retry", "move one entry back to available with a fresh attempt budget", dlq_retry
+    )
+    p.add_argument("id", type=job_id)
+    for name, verb, helptext, run in (
+        (
+            "retry-bulk",
+            "retry",
+            "retry every matching entry with a fresh attempt budget",
+            dlq_retry_bulk,
+        ),
+        ("purge", "delete", "delete matching entries for good", dlq_purge),
+    ):
+        p = command(dlq, name, helptext, run)
+        p.add_argument("--queue")
+        p.add_argument("--kind")
+        p.add_argument("--all", action="store_true", help=f"{verb} entries of every queue and kind")
+        p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+
+
+def _filter_text(queue: str | None, kind: str | None) -> str:
+    parts = ([f"queue={queue}"] if queue else []) + ([f"kind={kind}"] if kind else [])
+    return ", ".join(parts) or "every queue and kind"
+
+
+def _require_filter(args: argparse.Namespace, verb: str) -> None:
+    if args.queue is None and args.kind is None and not args.all:
+        raise Refused(
+            f"refusing to {verb} every dead-letter entry: give --queue and/or --kind, or --all"
+        )
+
+
+def _confirm(session: Session, args: argparse.Namespace, action: str) -> None:
+    """Ask whether to ``action`` on a terminal; without one, only ``--yes`` lets it go on."""
+    if args.yes:
+        return
+    if not session.stdin.isatty():
+        raise Refused(f"refusing to {action} without --yes: stdin is not a terminal")
+    session.stderr.write(f"{action}? [y/N] ")
+    session.stderr.flush()
+    answer = session.stdin.readline().strip().lower()
+    if answer not in ("y", "yes"):
+        raise Refused("not confirmed; nothing changed")
+
+
+def _dlq_matching(client: Client, queue: str | None, kind: str | None) -> str:
+    """How many dead-letter entries match, for a confirmation question."""
+    found = len(client.list_dlq(queue=queue, kind=kind, limit=BATCH_SIZE_MAX))
+    return f"{found}+" if found >= BATCH_SIZE_MAX else str(found)
+
+
+def dlq_list(args: argparse.Namespace, session: Session) -> None:
+    with session.client(args) as client:
+        entries = client.list_dlq(queue=args.queue, kind=args.kind, limit=args.limit)
+    if args.json:
+        out.print_json({"entries": [out.dlq_entry_data(e) for e in entries]}, session.stdout)
+        return
+    rows = (
+        [
+            str(e.job.id),
+            e.job.kind,
+            e.job.queue,
+            e.reason,
+            out.when(e.dlq_at),
+            out.attempts(e.job),
+            str(e.job.run_lease),
+            out.last_error(e.job),
+        ]
+        for e in entries
+    )
+    columns = ["id", "kind", "queue", "reason", "dlq_at", "attempt", "lease", "last error"]
+    out.print_table(None, columns, rows, session.stdout)
+    out.print_line(
+        f"{len(entries)} dead-letter entr{'y' if len(entries) == 1 else 'ies'}", session.stdout
+    )
+
+
+def dlq_depth(args: argparse.Namespace, session: Session) -> None:
+    with session.client(args) as client:
+        stats = client.queue_stats()
+    depths = {s.queue: s.dlq_depth for s in stats if s.dlq_depth or s.queue == args.queue}
+    if args.queue is not None:
+        depths = {args.queue: depths.get(args.queue, 0)}
+    total = sum(depths.values())
+    if args.json:
+        out.print_json({"total": total, "queues": depths}, session.stdout)
+        return
+    out.print_table(
+        None, ["queue", "dlq depth"], ([q, str(n)] for q, n in depths.items()), session.stdout
+    )
+    out.print_line(f"total: {total}", session.stdout)
+
+
+def dlq_retry(args: argparse.Namespace, session: Session) -> None:
+    with session.client(args) as client:
+        try:
+            job = client.retry_from_dlq(args.id)
+        except JobNotFound:
+            elsewhere = client.get_job(args.id)  # JobNotFound again when it is nowhere
+            raise JobNotInDlq(
+                f"job {args.id} is not in the dead-letter queue (it is {elsewhere.state.value});"
+                f" `awa job retry {args.id}` retries failed and cancelled jobs"
+            ) from None
+    out.print_job_result("back from the dead-letter queue", job, session.stdout, as_json=args.json)
+
+
+def dlq_retry_bulk(args: argparse.Namespace, session: Session) -> None:
+    _require_filter(args, "retry")
+    with session.client(args) as client:
+        if args.all and args.queue is None and args.kind is None:
+            count = _dlq_matching(client, None, None)
+            _confirm(session, args, f"retry all {count} dead-letter entries in every queue")
+        jobs = client.bulk_retry_from_dlq(queue=args.queue, kind=args.kind, all=args.all)
+    if args.json:
+        out.print_json(
+            {"retried": len(jobs), "jobs": [out.job_data(j) for j in jobs]}, session.stdout
+        )
+        return
+    out.print_line(
+        f"retried {len(jobs)} dead-letter job(s) ({_filter_text(args.queue, args.kind)}) with a"
+        " fresh attempt budget",
+        session.stdout,
+    )
+    if jobs:
+        out.print_table(None, out.JOB_COLUMNS, out.job_rows(jobs), session.stdout)
+
+
+def dlq_purge(args: argparse.Namespace, session: Session) -> None:
+    _require_filter(args, "purge")
+    with session.client(args) as client:
+        count = _dlq_matching(client, args.queue, args.kind)
+        where = _filter_text(args.queue, args.kind)
+        _confirm(session, args, f"permanently delete {count} dead-letter entries ({where})")
+        purged = client.purge_dlq(queue=args.queue, kind=args.kind, all=args.all)
+    if args.json:
+        out.print_json({"purged": purged}, session.stdout)
+    else:
+        out.print_line(
+            f"purged {purged} dead-letter entr{'y' if purged == 1 else 'ies'} ({where})",
+            session.stdout,
+        )

@@ -121,7 +121,9 @@ def callbacks_serve(args: argparse.Namespace, session: Session) -> None:
             f"the HTTP receiver needs the http extra (pip install 'awa[http]'): {exc}"
         ) from None
     url = session.database_url(args)
-    with open_store(url, pool_size=args.pool_size) as store:
+    # check_now: the receiver makes no store call until a request comes; an unreachable
+    # server is named now, before the server starts listening
+    with open_store(url, pool_size=args.pool_size, check_now=True) as store:
         app = create_app(
             store,
             secret=secret_text.encode() if secret_text else None,

@@ -1,27 +1,29 @@
-"""Where the CLI's database comes from, and a store that fails fast when it is unreachable.
+"""Where the CLI's database comes from, and the store it opens there.
 
-Its errors name the server (host, port, database) and never the password: a driver's message
-is passed through ``redact``, which also catches the pieces of a malformed URL libpq quotes."""
+The store is the PostgreSQL adapter's own ``PostgresStore``, so a command gets the bounded
+connections every awa process gets (connect timeout, keepalives, statement timeout, UTC): an
+unreachable server is a one-line ``DatabaseError`` naming host and port on the store's first
+call, and no error shows a password (``awa.redaction``)."""
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from awa.domain import DatabaseError
-from awa.redaction import redact
 
 if TYPE_CHECKING:
     from awa.adapters.postgres import PostgresStore
 
-__all__ = ["CONNECT_TIMEOUT_S", "URL_ENV_VARS", "database_url", "open_store"]
+__all__ = ["POOL_SIZE", "URL_ENV_VARS", "database_url", "open_store"]
 
 #: the environment variables read, in order, when ``--database-url`` is not given
 URL_ENV_VARS = ("AWA_DATABASE_URL", "DATABASE_URL")
-#: how long to wait for the server to answer before giving up
-CONNECT_TIMEOUT_S = 10
+#: connections a command's store may hold (``awa callbacks serve`` has ``--pool-size``)
+POOL_SIZE = 2
 
 
 def database_url(given: str | None, environ: Mapping[str, str] | None = None) -> str:
@@ -36,57 +38,36 @@ def database_url(given: str | None, environ: Mapping[str, str] | None = None) ->
     )
 
 
-def _where(url: str) -> str:
-    """Host, port and database of ``url`` for messages, never its password."""
-    from psycopg.conninfo import conninfo_to_dict
-
-    try:
-        params = conninfo_to_dict(url)
-    except Exception:  # an unparseable URL: say nothing about it beyond that
-        return "the given database URL"
-    host = params.get("host") or "localhost"
-    port = params.get("port") or "5432"
-    return f"{host}:{port}/{params.get('dbname') or params.get('user') or ''}"
+def _keep_pool_log_off_stderr() -> None:
+    pool_log = logging.getLogger("psycopg.pool")
+    if not any(isinstance(h, logging.NullHandler) for h in pool_log.handlers):
+        pool_log.addHandler(logging.NullHandler())
 
 
 @contextmanager
-def open_store(url: str, *, pool_size: int = 2) -> Iterator[PostgresStore]:
-    """A ``PostgresStore`` on a small pool, after one connection proved the server answers.
+def open_store(
+    url: str, *, pool_size: int = POOL_SIZE, check_now: bool = False
+) -> Iterator[PostgresStore]:
+    """A ``PostgresStore`` on ``url``, closed on leaving.
 
-    The probe turns "connection refused" into an immediate ``DatabaseError`` instead of a pool
-    that retries quietly until its timeout."""
-    import psycopg
-    from psycopg_pool import ConnectionPool
-
+    Its first call names an unreachable server; the pool, meanwhile connecting in the
+    background, would report the same failure again as a multi-line log record on stderr, so
+    its records are not printed by logging's last resort (a handler you configure still gets
+    them). ``check_now`` proves the server answers before the pool starts, for what uses the
+    pool without that first call: ``migrate`` and the HTTP receiver."""
     from awa.adapters.postgres import PostgresStore
+    from awa.adapters.postgres.connections import Bounds, connector
 
-    where = _where(url)
     try:
-        probe = psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True)
-    except psycopg.Error as exc:
-        # from None: the driver's error may quote the password, and a chained traceback would
-        # show it
-        raise DatabaseError(
-            f"cannot connect to PostgreSQL at {where}: {redact(str(exc), [url])}"
-        ) from None
-    probe.close()
-    pool: ConnectionPool[psycopg.Connection[tuple[object, ...]]] = ConnectionPool(
-        url,
-        min_size=1,
-        max_size=pool_size,
-        kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
-        open=False,
-        name="awa-cli",
-        timeout=CONNECT_TIMEOUT_S,
-    )
-    try:
-        pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
-    except Exception as exc:  # psycopg_pool.PoolTimeout and friends
-        raise DatabaseError(
-            f"cannot connect to PostgreSQL at {where}: {redact(str(exc), [url])}"
-        ) from None
-    try:
-        with PostgresStore(pool) as store:
-            yield store
-    finally:
-        pool.close()
+        if check_now:
+            connector(url, {}, Bounds())().close()
+        else:
+            _keep_pool_log_off_stderr()
+        store = PostgresStore(url, pool_size=pool_size)
+    except DatabaseError as exc:
+        message = str(exc)
+        if not message.startswith("cannot connect"):  # a URL the driver cannot read
+            message = f"cannot connect to PostgreSQL: {message}"
+        raise DatabaseError(message) from None  # the driver's error may quote the password
+    with store:
+        yield store

@@ -45,7 +45,8 @@ def migrate(args: argparse.Namespace, session: Session) -> None:
             )
             session.stdout.write(m.sql if m.sql.endswith("\n") else m.sql + "\n")
         return
-    with open_store(session.database_url(args)) as store:
+    # check_now: the store migrates on a pool connection without its first-call check
+    with open_store(session.database_url(args), check_now=True) as store:
         applied = store.migrate()
     if args.json:
         out.print_json({"applied": applied, "version": LATEST_VERSION}, session.stdout)

@@ -18,6 +18,7 @@ from awa.domain import (
     WaitForCallback,
 )
 from awa.domain import Job as JobRecord
+from awa.domain.defaults import CALLBACK_TIMEOUT_S
 from awa.ports import Applied, ClaimStore, Clock, Finish, Stale, StaleReason
 from awa.runtime.attempts import Attempt, AttemptEnded
 from awa.runtime.store_calls import StoreCalls
@@ -180,7 +181,7 @@ class _JobView(Generic[T]):
 class Job(_JobView[T]):
     """Given to async handlers."""
 
-    async def register_callback(self, timeout: float = 3600.0) -> CallbackToken:
+    async def register_callback(self, timeout: float = CALLBACK_TIMEOUT_S) -> CallbackToken:
         """Create a callback the external system answers by id (``token.callback_id``)."""
         result = await self._services.store_call(
             self._services.store.register_callback, self.lease, timeout_s=timeout
@@ -207,7 +208,7 @@ class Job(_JobView[T]):
 class SyncJob(_JobView[T]):
     """Given to sync handlers, which run in a thread: the callback methods block."""
 
-    def register_callback(self, timeout: float = 3600.0) -> CallbackToken:
+    def register_callback(self, timeout: float = CALLBACK_TIMEOUT_S) -> CallbackToken:
         return self._registered(
             self._services.store.register_callback(self.lease, timeout_s=timeout)
         )

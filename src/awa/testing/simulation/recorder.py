@@ -26,6 +26,7 @@ from awa.domain import (
     RetryCallback,
     Snooze,
 )
+from awa.domain.defaults import CALLBACK_TIMEOUT_S, DEADLINE_S
 from awa.domain.rescue import dlq_reason_after
 from awa.ports import (
     Applied,
@@ -131,7 +132,9 @@ class RecordingStore:
         return created
 
     # -- workers -------------------------------------------------------------------------------
-    def claim(self, queue: str, *, limit: int, deadline_duration_s: float = 300.0) -> list[Job]:
+    def claim(
+        self, queue: str, *, limit: int, deadline_duration_s: float = DEADLINE_S
+    ) -> list[Job]:
         claimed = self.store.claim(queue, limit=limit, deadline_duration_s=deadline_duration_s)
         for job in claimed:
             model = self.models.setdefault(job.id, _Model())
@@ -166,7 +169,7 @@ class RecordingStore:
         return results
 
     def register_callback(
-        self, lease: Lease, *, timeout_s: float = 3600.0, callback_id: str | None = None
+        self, lease: Lease, *, timeout_s: float = CALLBACK_TIMEOUT_S, callback_id: str | None = None
     ) -> WriteResult:
         before = self._current(lease.job_id)
         result = self.store.register_callback(lease, timeout_s=timeout_s, callback_id=callback_id)

@@ -18,6 +18,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from awa.domain import DatabaseError
+from awa.runtime.attempts import Flag
 
 __all__ = ["STORE_THREADS", "StoreCalls"]
 
@@ -46,14 +47,22 @@ class StoreCalls:
         if self.inline:
             return fn(*args, **kwargs)
         call: Future[R] = self._pool.submit(functools.partial(fn, *args, **kwargs))
+        waiting = asyncio.wrap_future(call)
+        # one timer per call: cheaper than asyncio.wait_for, which wraps the wait in a task
+        expired = Flag()
+        timer = asyncio.get_running_loop().call_later(self.timeout_s, _expire, waiting, expired)
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(call), self.timeout_s)
-        except asyncio.TimeoutError:
+            return await waiting
+        except asyncio.CancelledError:
+            if not expired.is_set():
+                raise  # cancelled from outside, not by the bound
             self._abandon(call)
             name = getattr(fn, "__name__", "store call")
             raise DatabaseError(
                 f"{name} took longer than {self.timeout_s:g}s and was abandoned"
             ) from None
+        finally:
+            timer.cancel()
 
     def _abandon(self, call: Future[Any]) -> None:
         with self._lock:
@@ -77,3 +86,8 @@ class StoreCalls:
 
     def shutdown(self) -> None:
         self._pool.shutdown(wait=False)
+
+
+def _expire(waiting: asyncio.Future[Any], expired: Flag) -> None:
+    expired.set()
+    waiting.cancel()

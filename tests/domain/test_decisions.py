@@ -89,6 +89,7 @@ def test_rescue_causes_carry_the_exact_texts_and_reasons() -> None:
         ("heartbeat stale: worker presumed dead", "heartbeat_stale"),
         ("hard deadline exceeded", "deadline_exceeded"),
         ("callback timed out", "callback_timeout"),
+        ("worker shut down before the attempt finished", "worker_shutdown"),
     ]
 
 

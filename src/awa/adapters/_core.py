@@ -41,6 +41,7 @@ from awa.ports.checks import (
     check_finishes,
     check_heartbeats,
     check_job_id,
+    check_leases,
     check_limit,
     check_list_filter,
     check_new_jobs,
@@ -225,6 +226,14 @@ class StoreCore(abc.ABC):
             return decisions.finish(job, fin.outcome, now, self.rng, fin.progress, fin.metadata)
 
         return self._fenced("finish", [fin.lease for fin in finishes], decide)
+
+    def release(self, leases: Sequence[Lease]) -> list[WriteResult]:
+        check_leases(leases)
+
+        def decide(_: int, job: Job, now: datetime) -> decisions.Decision:
+            return decisions.release(job, now)
+
+        return self._fenced("releasing attempts", leases, decide)
 
     def register_callback(
         self, lease: Lease, *, timeout_s: float = CALLBACK_TIMEOUT_S, callback_id: str | None = None

@@ -34,6 +34,12 @@ _CAUSE_HINTS = {
         "the external system never answered the callback: look at the system that should call"
         " back, not the handler",
     ),
+    RescueCause.WORKER_SHUTDOWN: (
+        True,
+        "every attempt outlived its worker's shutdown timeout: the handler takes longer than"
+        " deploys allow (raise --shutdown-timeout and the orchestrator's grace period, or make"
+        " the handler resumable), or it hangs",
+    ),
 }
 _PANIC_HINT = (
     "the handler escaped with a BaseException every time: look at what it calls that exits"

@@ -35,6 +35,7 @@ __all__ = [
     "operator_retry",
     "promote",
     "register_callback",
+    "release",
     "rescue",
     "resolve_callback",
 ]
@@ -166,6 +167,21 @@ def rescue(job: Job, cause: RescueCause, now: datetime, rng: RandomSource) -> De
 
 
 # -- the worker, fenced by its lease --------------------------------------------------------
+
+
+def release(job: Job, now: datetime) -> Decision:
+    """Row 22: the worker shuts down with the handler still running and gives the attempt up.
+    It spends the attempt (poison-job rule) but is retried at once, with no backoff: the job
+    did nothing wrong, its worker left."""
+    _require(job, Trigger.RELEASE_RETRY)
+    cause = RescueCause.WORKER_SHUTDOWN
+    error = ErrorEntry(error=cause.error, attempt=job.attempt, at=now)
+    errors = (*job.errors, error)
+    if job.attempts_spent:
+        failed = _move(job, Trigger.RELEASE_FAIL, errors=errors, finalized_at=now, **_END_ATTEMPT)
+        return Decision(Trigger.RELEASE_FAIL, failed, error, cause.dlq_reason.value)
+    released = _move(job, Trigger.RELEASE_RETRY, errors=errors, run_at=now, **_END_ATTEMPT)
+    return Decision(Trigger.RELEASE_RETRY, released, error)
 
 
 def heartbeat(

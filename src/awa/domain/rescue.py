@@ -17,6 +17,12 @@ class RescueCause(enum.Enum):
     HEARTBEAT_STALE = ("heartbeat stale: worker presumed dead", DlqReason.HEARTBEAT_STALE)
     DEADLINE_EXCEEDED = ("hard deadline exceeded", DlqReason.DEADLINE_EXCEEDED)
     CALLBACK_TIMEOUT = ("callback timed out", DlqReason.CALLBACK_TIMEOUT)
+    #: row 22: not maintenance's finding but the worker's own, as it shuts down gracefully
+    #: with the handler still running (``decisions.release``); ``rescue_cause`` never gives it
+    WORKER_SHUTDOWN = (
+        "worker shut down before the attempt finished",
+        DlqReason.WORKER_SHUTDOWN,
+    )
 
     def __init__(self, error: str, dlq_reason: DlqReason) -> None:
         self.error = error

@@ -36,6 +36,8 @@ class Trigger(str, enum.Enum):
     SNOOZE = "snooze"
     CANCEL_BY_HANDLER = "cancel_by_handler"
     WAIT_FOR_CALLBACK = "wait_for_callback"
+    RELEASE_RETRY = "release_retry"
+    RELEASE_FAIL = "release_fail"
     # the external system answering a callback
     RESUME_CALLBACK = "resume_callback"
     COMPLETE_CALLBACK = "complete_callback"
@@ -92,6 +94,10 @@ TRANSITIONS: Mapping[tuple[JobState, Trigger], JobState] = MappingProxyType(
         (S.WAITING_EXTERNAL, T.RESCUE_RETRY): S.RETRYABLE,
         (S.RUNNING, T.RESCUE_FAIL): S.FAILED,
         (S.WAITING_EXTERNAL, T.RESCUE_FAIL): S.FAILED,
+        # row 22: a worker shutting down releases an attempt whose handler is still running;
+        # like a rescue it spends the attempt, but it is retried at once
+        (S.RUNNING, T.RELEASE_RETRY): S.RETRYABLE,
+        (S.RUNNING, T.RELEASE_FAIL): S.FAILED,
         # row 17: operator cancel of anything not terminal
         (S.SCHEDULED, T.CANCEL): S.CANCELLED,
         (S.AVAILABLE, T.CANCEL): S.CANCELLED,

@@ -34,6 +34,7 @@ class DlqReason(str, enum.Enum):
     HEARTBEAT_STALE = "heartbeat_stale"
     DEADLINE_EXCEEDED = "deadline_exceeded"
     CALLBACK_TIMEOUT = "callback_timeout"
+    WORKER_SHUTDOWN = "worker_shutdown"
 
     def __str__(self) -> str:
         return self.value

@@ -45,6 +45,7 @@ __all__ = [
     "check_heartbeats",
     "check_job_id",
     "check_lease",
+    "check_leases",
     "check_limit",
     "check_list_filter",
     "check_listener",
@@ -124,6 +125,14 @@ def check_owner(owner: object) -> str:
 def check_reason(reason: object) -> str:
     """A dead-letter reason an operator gives."""
     return check_text("a dead-letter reason", reason)
+
+
+def check_leases(leases: Sequence[Lease]) -> Sequence[Lease]:
+    """``release``: a bounded list of leases."""
+    check_batch(leases, "leases", Lease)
+    for lease in leases:
+        check_lease(lease)
+    return leases
 
 
 def check_claim(queue: object, limit: object, deadline_duration_s: object) -> None:

@@ -67,6 +67,12 @@ class ClaimStore(Protocol):
         """Rows 4-10 for each attempt; a finish for an attempt that ended is ``Stale``."""
         ...
 
+    def release(self, leases: Sequence[Lease]) -> list[WriteResult]:
+        """Row 22 for each attempt a worker gives up as it shuts down with the handler still
+        running: retried at once (or failed, attempts spent, with ``worker_shutdown``); a
+        lease that no longer owns its job is ``Stale``."""
+        ...
+
     def register_callback(
         self, lease: Lease, *, timeout_s: float = CALLBACK_TIMEOUT_S, callback_id: str | None = None
     ) -> WriteResult:

@@ -208,6 +208,8 @@ def fire(store: ClaimStore, clock: TickingClock, trigger: Trigger, driven: Drive
             accepted = True
         except CallbackNotFound:
             accepted = False
+    elif trigger in (Trigger.RELEASE_RETRY, Trigger.RELEASE_FAIL):
+        accepted = isinstance(store.release([lease])[0], Applied)
     elif trigger in (Trigger.RESCUE_RETRY, Trigger.RESCUE_FAIL):
         clock.advance(max(STALENESS_S, CALLBACK_TIMEOUT_S) + 1)
         accepted = any(r.job.id == job.id for r in store.rescue(staleness_s=STALENESS_S))

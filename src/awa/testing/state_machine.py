@@ -237,6 +237,22 @@ def make_state_machine(
                 assert after.heartbeat_at == now
 
         @precondition(lambda self: any(m.leases for m in self.models.values()))
+        @rule(index=st.integers(0, 200))
+        def release(self, index: int) -> None:
+            """A worker shutting down gives an attempt up (row 22): live or not, the store
+            must agree with the domain."""
+            lease = self._lease(index)
+            now = self.clock.now()
+            after = self._fenced(
+                lease,
+                "release",
+                lambda job: decisions.release(job, now).job,
+                lambda: self.store.release([lease])[0],
+            )
+            if after is not None and after.state is JobState.RETRYABLE:
+                assert after.run_at == now, "a released attempt is retried at once"
+
+        @precondition(lambda self: any(m.leases for m in self.models.values()))
         @rule(index=st.integers(0, 200), outcome=_OUTCOMES, seconds=_SECONDS)
         def finish(self, index: int, outcome: str, seconds: int) -> None:
             """Finish through the newest lease a job had: live or not, the store must agree

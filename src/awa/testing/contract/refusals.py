@@ -134,6 +134,11 @@ REFUSALS: tuple[Refusal, ...] = (
         NUL,
         [Heartbeat(LIVE, progress={"p": 1}), Heartbeat(LIVE, metadata={"m": "\x00"})],
     ),
+    # -- release -----------------------------------------------------------------------------
+    _row("release", "one lease not in a list", LIST, LIVE),
+    _row("release", "a Heartbeat not a lease", "expected Lease", [Heartbeat(LIVE)]),
+    _row("release", "too many leases", "at most", [LIVE] * TOO_MANY),
+    _row("release", "lease job id not an integer", "lease", [LIVE, BAD_LEASE]),
     # -- finish ------------------------------------------------------------------------------
     _row("finish", "one finish not in a list", LIST, Finish(LIVE, Complete())),
     _row("finish", "a lease not a Finish", "expected Finish", [LIVE]),

@@ -1,7 +1,9 @@
-"""The contract of ``rescue``: attempts whose worker died, overran, or waited too long.
+"""The contract of ``rescue`` and ``release``: attempts that end without their handler's
+outcome, because the worker died, overran, waited too long, or shut down first.
 
-Stale heartbeats, passed deadlines and bounded rescue batches; the poison-job rule (every way
-an attempt ends spends one, so a poison job stops after ``max_attempts`` with its reason).
+Stale heartbeats, passed deadlines and bounded rescue batches; a graceful shutdown's release
+(row 22); the poison-job rule (every way an attempt ends spends one, so a poison job stops
+after ``max_attempts`` with its reason).
 """
 
 from __future__ import annotations
@@ -9,9 +11,9 @@ from __future__ import annotations
 import pytest
 
 from awa.adapters.memory import ManualClock
-from awa.domain import DlqReason, Fail, JobState, NewJob, RescueCause
+from awa.domain import Complete, DlqReason, Fail, JobState, Lease, NewJob, RescueCause
 from awa.domain.backoff import BACKOFF_MAX_S
-from awa.ports import ClaimStore, Heartbeat
+from awa.ports import Applied, ClaimStore, Heartbeat, Stale, StaleReason
 from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _one, _park
 from awa.testing.scenarios import STALENESS_S
 
@@ -129,3 +131,58 @@ class RescueContract(StoreFixtures):
         assert rescued.job.state is JobState.FAILED
         assert not rescued.dead_lettered
         assert store.get_job(job.id).state is JobState.FAILED
+
+    # -- row 22: a worker shutting down releases what it still runs --------------------------
+    def test_a_released_attempt_is_retried_at_once_and_counts(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        _one(store, max_attempts=3)
+        job = _claim_one(store)
+        [result] = store.release([job.lease])
+        assert isinstance(result, Applied)
+        released = result.job
+        assert (released.state, released.attempt, released.run_at) == (
+            JobState.RETRYABLE,
+            1,
+            clock.now(),
+        )
+        assert released.errors[-1].error == "worker shut down before the attempt finished"
+        again = _claim_one(store)  # due at once: no backoff
+        assert (again.id, again.attempt, again.run_lease) == (job.id, 2, 2)
+
+    def test_a_release_on_the_last_attempt_dead_letters_it_as_worker_shutdown(
+        self, store: ClaimStore
+    ) -> None:
+        store.set_dlq_enabled("deploys", True)
+        _one(store, queue="deploys", max_attempts=1)
+        job = _claim_one(store, queue="deploys")
+        [result] = store.release([job.lease])
+        assert isinstance(result, Applied)
+        assert result.job.state is JobState.FAILED
+        entry = store.get_dlq_entry(job.id)
+        assert entry is not None
+        assert entry.reason == DlqReason.WORKER_SHUTDOWN.value == "worker_shutdown"
+
+    def test_a_late_finish_after_a_release_changes_nothing(self, store: ClaimStore) -> None:
+        _one(store)
+        job = _claim_one(store)
+        store.release([job.lease])
+        before = store.get_job(job.id)
+        assert _finish(store, job.lease, Complete()) == Stale(job.lease, StaleReason.STATE_CHANGED)
+        assert store.get_job(job.id) == before
+
+    def test_only_a_running_attempt_can_be_released(self, store: ClaimStore) -> None:
+        _one(store)
+        parked = _claim_one(store)
+        _park(store, parked)
+        _one(store)
+        done = _claim_one(store)
+        _finish(store, done.lease, Complete())
+        before = [store.get_job(parked.id), store.get_job(done.id)]
+        results = store.release([parked.lease, done.lease, Lease(parked.id, 99)])
+        assert results == [
+            Stale(parked.lease, StaleReason.STATE_CHANGED),
+            Stale(done.lease, StaleReason.STATE_CHANGED),
+            Stale(Lease(parked.id, 99), StaleReason.LEASE_SUPERSEDED),
+        ]
+        assert [store.get_job(parked.id), store.get_job(done.id)] == before

@@ -30,8 +30,9 @@ class TableContract(StoreFixtures):
     def test_every_state_and_trigger_follows_the_table(
         self, store: ClaimStore, clock: ManualClock, state: JobState, trigger: Trigger
     ) -> None:
-        # RESCUE_FAIL needs the last attempt; a retryable job needs one more to be retryable
-        max_attempts = 1 if trigger is Trigger.RESCUE_FAIL and state.is_live else 5
+        # RESCUE_FAIL and RELEASE_FAIL need the last attempt; RETRY needs one more
+        last = trigger in (Trigger.RESCUE_FAIL, Trigger.RELEASE_FAIL) and state.is_live
+        max_attempts = 1 if last else 5
         driven = drive_to(store, clock, state, max_attempts=max_attempts)
         assert driven.job.state is state
         fired = fire(store, clock, trigger, driven)

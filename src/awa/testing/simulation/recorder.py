@@ -168,6 +168,14 @@ class RecordingStore:
             self.note(f"finish {finish.lease} {outcome} {verdict}")
         return results
 
+    def release(self, leases: Sequence[Lease]) -> list[WriteResult]:
+        before = {lease.job_id: self._current(lease.job_id) for lease in leases}
+        results = self.store.release(leases)
+        for lease, result in zip(leases, results, strict=True):
+            self._check_fenced("release", lease, before[lease.job_id], result)
+        self.note(f"release {len(leases)} stale={sum(isinstance(r, Stale) for r in results)}")
+        return results
+
     def register_callback(
         self, lease: Lease, *, timeout_s: float = CALLBACK_TIMEOUT_S, callback_id: str | None = None
     ) -> WriteResult:

@@ -16,6 +16,7 @@ def fault_schedules() -> st.SearchStrategy[Faults]:
     return st.builds(
         Faults,
         crash_rate=_rate,
+        shutdown_rate=_rate,
         stall_rate=_rate,
         hang_rate=_rate,
         late_finish_rate=_rate,

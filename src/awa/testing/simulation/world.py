@@ -61,6 +61,7 @@ class Faults:
     """Fault rates: the chance per step (per started attempt for ``hang_rate``)."""
 
     crash_rate: float = 0.002
+    shutdown_rate: float = 0.001  # a graceful stop (a deploy): running attempts are released
     restart_after_s: float = 30.0
     stall_rate: float = 0.002
     stall_s: float = 60.0
@@ -76,6 +77,7 @@ class Faults:
     def none(cls) -> Faults:
         return cls(
             crash_rate=0,
+            shutdown_rate=0,
             stall_rate=0,
             hang_rate=0,
             late_finish_rate=0,
@@ -130,6 +132,7 @@ class SimulationReport:
                 f"{k} {self.counters.get(k, 0)}"
                 for k in (
                     "crashes",
+                    "shutdowns",
                     "stalls",
                     "hangs",
                     "late_finishes",
@@ -295,6 +298,16 @@ class Simulation:
         await process.runtime.abandon()
         process.dead_until = self.clock.now() + timedelta(seconds=self.faults.restart_after_s)
 
+    async def _shut_down(self, process: _Process) -> None:
+        """A deploy: the process stops gracefully at once (a shutdown timeout of 0), so every
+        handler still running is released (row 22) and retried elsewhere without backoff."""
+        self.store.counters["shutdowns"] += 1
+        self.store.note(
+            f"SHUTDOWN {process.owner} releasing {len(list(process.runtime.attempts()))}"
+        )
+        await process.runtime.shutdown(timeout=0)
+        process.dead_until = self.clock.now() + timedelta(seconds=self.faults.restart_after_s)
+
     async def _restart(self, index: int) -> None:
         old = self.processes[index]
         self.processes[index] = await self._spawn(old.name, old.incarnation + 1)
@@ -380,6 +393,9 @@ class Simulation:
         f, rng, alive = self.faults, self.rng, self._alive()
         if alive and rng.random() < f.crash_rate:
             await self._crash(rng.choice(alive))
+        living = self._alive()  # not the one that just crashed
+        if living and rng.random() < f.shutdown_rate:
+            await self._shut_down(rng.choice(living))
         if alive and rng.random() < f.stall_rate:
             process = rng.choice(alive)
             process.heartbeats_stalled_until = now + timedelta(seconds=f.stall_s)

@@ -53,6 +53,7 @@ from awa.ports import (
     SystemClock,
 )
 from awa.runtime.config import QueueConfig, RuntimeConfig
+from awa.runtime.observe import Observer
 from awa.runtime.registry import TaskRegistry
 from awa.runtime.runtime import Runtime
 from awa.runtime.serialization import default_kind, dump_args
@@ -280,9 +281,11 @@ class AsyncClient:
         heartbeat_staleness: float = STALENESS_S,
         poll_interval: float = 1.0,
         runtime_config: RuntimeConfig | None = None,
+        observers: Sequence[Observer] = (),
     ) -> None:
         """Start working ``queues``, given as ``(name, concurrency)`` pairs or
-        ``QueueConfig`` values; the keyword settings apply to the pairs."""
+        ``QueueConfig`` values; the keyword settings apply to the pairs. ``observers`` hear
+        every event of the worker (``awa.runtime.observe``)."""
         if self._runtime is not None:
             raise ValidationError("this client is already running workers")
         settings = {
@@ -298,6 +301,7 @@ class AsyncClient:
             _queue_configs(queues, settings),
             clock=self.clock,
             config=runtime_config,
+            observers=observers,
         )
         await runtime.start()
         self._runtime = runtime

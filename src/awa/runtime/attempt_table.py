@@ -10,11 +10,24 @@ import asyncio
 from collections import Counter
 from collections.abc import Callable
 
+import attrs
+
+from awa.domain import Job as JobRecord
 from awa.domain import Lease
 from awa.ports import Finish
 from awa.runtime.attempts import Attempt
 
-__all__ = ["AttemptTable"]
+__all__ = ["AttemptTable", "PendingOutcome"]
+
+
+@attrs.frozen
+class PendingOutcome:
+    """An attempt's outcome waiting to be written, with what observers want to know of it:
+    the job as claimed and how long the handler ran."""
+
+    finish: Finish
+    record: JobRecord
+    handler_s: float
 
 
 class AttemptTable:
@@ -22,7 +35,7 @@ class AttemptTable:
         """``on_released(queue)`` is called when an attempt frees a slot of ``queue``."""
         self._attempts: dict[Lease, Attempt] = {}
         self._running: Counter[str] = Counter()
-        self._finishes: list[Finish] = []
+        self._finishes: list[PendingOutcome] = []
         self._on_released = on_released
         self._idle: asyncio.Event | None = None
 
@@ -67,14 +80,14 @@ class AttemptTable:
         return None
 
     # -- outcomes waiting to be written ---------------------------------------------------------
-    def add_finish(self, finish: Finish) -> None:
-        self._finishes.append(finish)
+    def add_finish(self, pending: PendingOutcome) -> None:
+        self._finishes.append(pending)
 
-    def take_finishes(self, limit: int) -> list[Finish]:
+    def take_finishes(self, limit: int) -> list[PendingOutcome]:
         batch, self._finishes = self._finishes[:limit], self._finishes[limit:]
         return batch
 
-    def requeue_finishes(self, batch: list[Finish]) -> None:
+    def requeue_finishes(self, batch: list[PendingOutcome]) -> None:
         self._finishes[:0] = batch
 
     def has_finishes(self) -> bool:
@@ -85,4 +98,4 @@ class AttemptTable:
 
     def pending_finishes(self) -> list[Lease]:
         """Attempts whose outcome is decided but not yet written."""
-        return [finish.lease for finish in self._finishes]
+        return [pending.finish.lease for pending in self._finishes]

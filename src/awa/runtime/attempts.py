@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -46,6 +47,8 @@ class Attempt:
     ) -> None:
         self.record = record
         self.lease: Lease = record.lease
+        self.claimed = record  # the job as claimed (record follows registrations and resumes)
+        self.started_monotonic = time.monotonic()
         self.deadline_local: datetime | None = None
         self.started(record, now)
         self.config = config

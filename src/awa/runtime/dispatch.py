@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -19,17 +20,37 @@ from typing import Any
 from awa.domain import Fail, Outcome, SerializationError
 from awa.domain import Job as JobRecord
 from awa.ports import Finish
-from awa.runtime.attempt_table import AttemptTable
+from awa.runtime.attempt_table import AttemptTable, PendingOutcome
 from awa.runtime.attempts import Attempt, AttemptEnded
 from awa.runtime.config import QueueConfig
 from awa.runtime.context import HandlerServices, Job, SyncJob
+from awa.runtime.observe import AttemptEnd, Ending, Observers
 from awa.runtime.outcomes import outcome_from_exception, outcome_from_return
 from awa.runtime.registry import Task, TaskRegistry
 from awa.runtime.serialization import load_args
 
-__all__ = ["Dispatch"]
+__all__ = ["Dispatch", "ended_without_write"]
 
 log = logging.getLogger("awa.runtime")
+
+
+def ended_without_write(
+    attempt: Attempt, ending: Ending, job: JobRecord | None = None
+) -> AttemptEnd:
+    """An attempt that ended by the worker's own hand (dropped, released)."""
+    claimed = attempt.claimed
+    error = job.errors[-1].error if job is not None and job.errors else None
+    return AttemptEnd(
+        lease=attempt.lease,
+        kind=claimed.kind,
+        queue=claimed.queue,
+        attempt=claimed.attempt,
+        max_attempts=claimed.max_attempts,
+        ending=ending,
+        handler_s=time.monotonic() - attempt.started_monotonic,
+        error=error,
+        job=job,
+    )
 
 
 class Dispatch:
@@ -41,11 +62,13 @@ class Dispatch:
         *,
         handler_threads: int,
         on_outcome: Callable[[], None],
+        observers: Observers,
     ) -> None:
         """``on_outcome()`` is called when an outcome is waiting to be written."""
         self.registry = registry
         self.table = table
         self.services = services
+        self.observers = observers
         self._on_outcome = on_outcome
         self._threads = ThreadPoolExecutor(handler_threads, thread_name_prefix="awa-handler")
 
@@ -106,16 +129,19 @@ class Dispatch:
         if outcome is None or attempt.ended:
             return
         progress, metadata = attempt.take_buffers()
-        self.table.add_finish(Finish(attempt.lease, outcome, progress, metadata))
+        finish = Finish(attempt.lease, outcome, progress, metadata)
+        handler_s = time.monotonic() - attempt.started_monotonic
+        self.table.add_finish(PendingOutcome(finish, attempt.claimed, handler_s))
         self._on_outcome()
 
     def drop(self, attempt: Attempt) -> None:
         """Give up on a handler past its deadline: cancel it and free its slot, write
         nothing; maintenance counts the attempt as ``hard deadline exceeded``."""
-        log.warning("job %s is past its deadline; dropping its handler", attempt.lease)
         attempt.end(cancelled=False)
         self.table.release(attempt)
         attempt.dropped = True
+        if self.observers.hears(Ending.DROPPED):
+            self.observers.attempt_ended(ended_without_write(attempt, Ending.DROPPED))
 
     def shutdown(self) -> None:
         self._threads.shutdown(wait=False)

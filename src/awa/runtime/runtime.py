@@ -21,9 +21,10 @@ import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
+from awa.domain import AwaError, Lease
 from awa.domain import Job as JobRecord
-from awa.domain import Lease
 from awa.ports import (
+    Applied,
     CallbackResolved,
     CancelRequested,
     ClaimStore,
@@ -37,8 +38,10 @@ from awa.runtime.attempt_table import AttemptTable
 from awa.runtime.attempts import Attempt
 from awa.runtime.config import QueueConfig, RuntimeConfig
 from awa.runtime.context import HandlerServices
-from awa.runtime.dispatch import Dispatch
+from awa.runtime.dispatch import Dispatch, ended_without_write
 from awa.runtime.heartbeats import HeartbeatService, LoopWatch, OffLoopHeartbeats
+from awa.runtime.logs import AttemptLog
+from awa.runtime.observe import Ending, Observer, Observers
 from awa.runtime.registry import TaskRegistry
 from awa.runtime.scheduler import Scheduler, Service
 from awa.runtime.services import (
@@ -66,7 +69,10 @@ class Runtime:
         config: RuntimeConfig | None = None,
         owner: str | None = None,
         inline_store_calls: bool = False,
+        observers: Sequence[Observer] = (),
     ) -> None:
+        """``observers`` hear every event of the worker (``awa.runtime.observe``), after the
+        per-attempt log lines (``awa.runtime.logs.AttemptLog``) that every worker writes."""
         if not queues:
             raise ValueError("start needs at least one (queue, concurrency) pair")
         self.store = store
@@ -76,6 +82,7 @@ class Runtime:
         self.queues = {q.queue: q for q in queues}
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.stats = RuntimeStats()
+        self.observers = Observers([AttemptLog(), *observers])
         # inline: store calls run on the loop thread, for deterministic simulation
         self.store_call = StoreCalls(
             inline=inline_store_calls, timeout_s=config.store_call_timeout_s
@@ -91,6 +98,7 @@ class Runtime:
             HandlerServices(store, clock, self.store_call, self.wait),
             handler_threads=sum(q.concurrency for q in queues),
             on_outcome=lambda: self.wake("complete"),
+            observers=self.observers,
         )
         self._claimers = {
             q.queue: ClaimService(
@@ -99,6 +107,7 @@ class Runtime:
                 self.store_call,
                 self.table,
                 self._start_attempt,
+                self.observers,
                 batch_max=config.claim_batch_max,
                 claimed=lambda: self.wake("deadlines"),
             )
@@ -115,13 +124,19 @@ class Runtime:
             self.store_call,
             config,
             self.stats,
+            self.observers,
             owner=self.owner,
             staleness_s=max(q.heartbeat_staleness_s for q in queues),
         )
         services: list[Service] = [
             *self._claimers.values(),
             CompletionService(
-                store, self.store_call, self.table, self.stats, batch_max=config.finish_batch_max
+                store,
+                self.store_call,
+                self.table,
+                self.stats,
+                self.observers,
+                batch_max=config.finish_batch_max,
             ),
             *([] if self._real_time else [self._heartbeats]),
             DeadlineService(
@@ -161,25 +176,52 @@ class Runtime:
                 self._loop, self.config.loop_block_warning_s, self.table.of_task
             )
             self._loop_watch.start()
+        self.observers.worker_started(self.owner, list(self.queues))
 
     async def shutdown(self, timeout: float = 30.0) -> None:
         """Stop claiming; let running handlers finish (heartbeats go on) for up to
-        ``timeout`` seconds; flush their outcomes; abandon what is left (it will be rescued)."""
+        ``timeout`` seconds; flush their outcomes. Handlers still running then are cancelled
+        (async) or left to return into nothing (sync), and their attempts are released
+        (row 22): another worker takes them at once, each with the attempt counted."""
         for claimer in self._claimers.values():
             claimer.draining = True
         # a claim already on its way may still start handlers: let it land first
         await self.scheduler.settle([c.name for c in self._claimers.values()])
         if self.table.attempts() and timeout > 0:
             await self.wait(self.table.idle, timeout)
-        for attempt in self.table.attempts():
-            log.warning("shutdown: abandoning job %s (it will be rescued)", attempt.lease)
-            attempt.end(cancelled=False)
-            self.table.release(attempt)
+        released = await self._release_running()
         await self.scheduler.stop()
         await self.scheduler.settle()
         while self.table.has_finishes():
             await self.scheduler.service("complete").run_once(self.clock.now())
         await self._close(resign=True)
+        self.observers.worker_stopped(self.owner, released)
+
+    async def _release_running(self) -> int:
+        """Row 22 for every attempt whose handler is still running; how many were released."""
+        running = self.table.attempts()
+        if not running:
+            return 0
+        for attempt in running:
+            attempt.end(cancelled=False)
+            self.table.release(attempt)
+        try:
+            results = await self.store_call(self.store.release, [a.lease for a in running])
+        except AwaError as exc:  # the database is away: maintenance rescues them instead
+            log.warning(
+                "shutdown: releasing %d attempts failed (%s); they will be rescued",
+                len(running),
+                exc,
+            )
+            return 0
+        released = 0
+        for attempt, result in zip(running, results, strict=True):
+            if isinstance(result, Applied):
+                released += 1
+                if self.observers.hears(Ending.RELEASED):
+                    ended = ended_without_write(attempt, Ending.RELEASED, result.job)
+                    self.observers.attempt_ended(ended)
+        return released
 
     async def abandon(self) -> None:
         """Stop at once and write nothing, as if the process were killed (for tests)."""

@@ -11,15 +11,14 @@ import logging
 from collections.abc import Callable
 from datetime import datetime
 
-import attrs
-
 from awa.domain import AwaError, Fail, ValidationError
 from awa.domain import Job as JobRecord
 from awa.domain.validation import storable_text
-from awa.ports import Applied, ClaimStore, Finish, Stale, WriteResult
-from awa.runtime.attempt_table import AttemptTable
+from awa.ports import Applied, ClaimStore, Finish, QueueStats, Rescued, Stale, WriteResult
+from awa.runtime.attempt_table import AttemptTable, PendingOutcome
 from awa.runtime.attempts import Attempt
 from awa.runtime.config import QueueConfig, RuntimeConfig
+from awa.runtime.observe import AttemptEnd, Ending, MaintenanceReport, Observers
 from awa.runtime.scheduler import Service
 from awa.runtime.stats import RuntimeStats
 from awa.runtime.store_calls import StoreCalls
@@ -46,6 +45,7 @@ class ClaimService:
         store_call: StoreCalls,
         table: AttemptTable,
         start: Callable[[QueueConfig, JobRecord], None],
+        observers: Observers,
         *,
         batch_max: int,
         claimed: Callable[[], None],
@@ -59,6 +59,7 @@ class ClaimService:
         self._call = store_call
         self._table = table
         self._start = start
+        self._observers = observers
         self._batch_max = batch_max
         self._claimed = claimed
 
@@ -77,6 +78,8 @@ class ClaimService:
             self._start(cfg, job)
         if jobs:
             self._claimed()
+        if self._observers:
+            self._observers.claimed(cfg.queue, jobs, now)
         return 0.0 if len(jobs) == limit else cfg.poll_interval_s
 
 
@@ -91,6 +94,7 @@ class CompletionService:
         store_call: StoreCalls,
         table: AttemptTable,
         stats: RuntimeStats,
+        observers: Observers,
         *,
         batch_max: int,
     ) -> None:
@@ -98,6 +102,7 @@ class CompletionService:
         self._call = store_call
         self._table = table
         self._stats = stats
+        self._observers = observers
         self._batch_max = batch_max
 
     async def run_once(self, now: datetime) -> float | None:
@@ -105,16 +110,18 @@ class CompletionService:
         if not batch:
             return None
         try:
-            results = await self._write(batch)
+            results = await self._write([pending.finish for pending in batch])
         except AwaError:  # the database, not an outcome: the whole batch waits for a retry
             self._table.requeue_finishes(batch)
             raise
-        for result in results:
+        for pending, result in zip(batch, results, strict=True):
             if isinstance(result, Stale):
                 self._stats.stale_finishes += 1
                 log.debug("finish of %s dropped: %s", result.lease, result.reason)
             elif isinstance(result, Applied):
                 self._stats.finished += 1
+            if result is not None and self._observers.hears(_ending(result)):
+                self._observers.attempt_ended(_ended(pending, result))
         return 0.0 if self._table.has_finishes() else None
 
     async def _write(self, batch: list[Finish]) -> list[WriteResult | None]:
@@ -143,6 +150,34 @@ class CompletionService:
             )
             return None
         return result
+
+
+def _ending(result: WriteResult) -> Ending:
+    return Ending.of(result.job.state) if isinstance(result, Applied) else Ending.STALE
+
+
+def _ended(pending: PendingOutcome, result: WriteResult) -> AttemptEnd:
+    """What the store said about an attempt's outcome, for observers."""
+    claimed = pending.record
+    written = result.job if isinstance(result, Applied) else None
+    if written is None:
+        ending, error = Ending.STALE, None
+    else:
+        ending = Ending.of(written.state)
+        recorded = len(written.errors) > len(claimed.errors)
+        error = written.errors[-1].error if recorded else None
+    return AttemptEnd(
+        lease=pending.finish.lease,
+        kind=claimed.kind,
+        queue=claimed.queue,
+        attempt=claimed.attempt,
+        max_attempts=claimed.max_attempts,
+        ending=ending,
+        handler_s=pending.handler_s,
+        error=error,
+        stale_reason=result.reason if isinstance(result, Stale) else None,
+        job=written,
+    )
 
 
 class DeadlineService:
@@ -179,16 +214,6 @@ class DeadlineService:
         return next_due
 
 
-@attrs.frozen
-class MaintenanceReport:
-    leader: bool
-    rescued: int = 0
-    promoted: int = 0
-    deleted: int = 0
-    expired: int = 0
-    more: bool = False
-
-
 class MaintenanceService:
     """Rescue, promotion and retention, run by one leader among all processes."""
 
@@ -200,6 +225,7 @@ class MaintenanceService:
         store_call: StoreCalls,
         config: RuntimeConfig,
         stats: RuntimeStats,
+        observers: Observers,
         *,
         owner: str,
         staleness_s: float,
@@ -208,29 +234,36 @@ class MaintenanceService:
         self._call = store_call
         self.config = config
         self._stats = stats
+        self._observers = observers
         self.owner = owner
         self.staleness_s = staleness_s
         self.last_report = MaintenanceReport(leader=False)
 
     async def run_once(self, now: datetime) -> float | None:
-        report = await self._call(self.run_sync)
+        report, rescued, stats = await self._call(self.run_sync)
+        if report.leader != self.last_report.leader:
+            self._observers.leadership_changed(self.owner, report.leader)
         self.last_report = report
         self._stats.rescued += report.rescued
+        self._observers.maintained(report, rescued)
+        if stats is not None:
+            self._observers.queues_measured(stats, now)
         return 0.0 if report.more else self.config.maintenance_interval_s
 
-    def run_sync(self) -> MaintenanceReport:
+    def run_sync(self) -> tuple[MaintenanceReport, list[Rescued], list[QueueStats] | None]:
+        """One round on a store thread: lead, rescue, promote, expire; and, for observers
+        that want it, read every queue's depth (the leader alone does, not every worker)."""
         store, cfg, limit = self._store, self.config, self.config.maintenance_batch_max
         ttl_s = 3 * cfg.maintenance_interval_s
         if not store.try_lead(self.owner, ttl_s=ttl_s):
-            return MaintenanceReport(leader=False)
+            return MaintenanceReport(leader=False), [], None
         rescued = store.rescue(staleness_s=self.staleness_s, limit=limit)
         promoted = store.promote(limit=limit)
         deleted = store.delete_finished(older_than_s=cfg.finished_retention_s, limit=limit)
         expired = store.expire_dlq(older_than_s=cfg.dlq_retention_s, limit=limit)
-        for item in rescued:
-            log.info("rescued job %s: %s", item.job.id, item.cause.error)
+        stats = store.queue_stats() if self._observers.wants_queue_stats else None
         counts = (len(rescued), len(promoted), deleted, expired)
-        return MaintenanceReport(True, *counts, more=max(counts) >= limit)
+        return MaintenanceReport(True, *counts, more=max(counts) >= limit), rescued, stats
 
     def resign(self) -> None:
         self._store.release_lead(self.owner)

@@ -1,0 +1,171 @@
+"""A graceful shutdown releases what it cannot finish (row 22), and a worker's log says what
+happened to each attempt, with the fields as ``extra``."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+import pytest
+
+import awa
+from awa.runtime.observe import AttemptEnd, Ending, Observer
+
+from .conftest import Backend, advance_until, reaches, run, until
+
+S = awa.JobState
+
+
+@dataclass
+class Work:
+    mode: str
+
+
+class Heard(Observer):
+    def __init__(self) -> None:
+        self.ends: list[AttemptEnd] = []
+        self.started: list[str] = []
+        self.stopped: list[int] = []
+
+    def attempt_ended(self, end: AttemptEnd) -> None:
+        self.ends.append(end)
+
+    def worker_started(self, owner: str, queues: object) -> None:
+        self.started.append(owner)
+
+    def worker_stopped(self, owner: str, released: int) -> None:
+        self.stopped.append(released)
+
+
+def test_shutdown_releases_a_handler_still_running_so_another_worker_takes_it_at_once(
+    backend: Backend,
+) -> None:
+    async def story() -> None:
+        clock, _, [leaving, staying] = backend.clients(2)
+        heard = Heard()
+        started = asyncio.Event()
+
+        @leaving.task(Work)
+        async def hang(job: awa.Job[Work]) -> None:
+            started.set()
+            await asyncio.Event().wait()  # never returns by itself
+
+        ran: list[int] = []
+
+        @staying.task(Work)
+        async def finish(job: awa.Job[Work]) -> None:
+            ran.append(job.attempt)
+
+        job = await leaving.insert(Work("slow"), max_attempts=3)
+        await leaving.start([("default", 1)], observers=[heard])
+        await started.wait()
+        shutdown = asyncio.create_task(leaving.shutdown(timeout=5))
+        await advance_until(clock, shutdown.done, step_s=1)  # the timeout runs on the clock
+        released = await leaving.get_job(job.id)
+        assert released.state in (S.RETRYABLE, S.AVAILABLE)  # promoted once due
+        assert released.run_at <= clock.now()  # no backoff: due at once
+        assert released.errors[-1].error == "worker shut down before the attempt finished"
+        assert heard.stopped == [1]
+        [end] = heard.ends
+        assert (end.ending, end.job_id, end.error) == (
+            Ending.RELEASED,
+            job.id,
+            "worker shut down before the attempt finished",
+        )
+        await staying.start([("default", 1)])
+        done = await reaches(staying, job.id, S.COMPLETED)
+        assert (done.attempt, ran) == (2, [2])
+        await staying.shutdown()
+
+    run(story)
+
+
+def test_every_ended_attempt_leaves_one_log_line_with_its_fields(
+    backend: Backend, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def story() -> None:
+        _, _, [client] = backend.clients()
+
+        @client.task(Work)
+        async def handle(job: awa.Job[Work]) -> object:
+            if job.args.mode == "fail":
+                raise ValueError("bad row 7")
+            if job.args.mode == "snooze":
+                return awa.Snooze(60)
+            return None
+
+        ok = await client.insert(Work("ok"))
+        failing = await client.insert(Work("fail"), max_attempts=1)
+        snoozing = await client.insert(Work("snooze"))
+        await client.start([("default", 3)])
+        await reaches(client, ok.id, S.COMPLETED)
+        await reaches(client, failing.id, S.FAILED)
+        await reaches(client, snoozing.id, S.SCHEDULED)
+        await client.shutdown()
+
+        lines = {r.job_id: r for r in caplog.records if hasattr(r, "job_id")}  # type: ignore[attr-defined]
+        failed = lines[failing.id]
+        assert failed.levelno == logging.WARNING
+        assert str(failing.id) in failed.getMessage()
+        assert failed.getMessage().endswith(
+            "failed after " + f"{failed.duration_s:.3f}s: ValueError: bad row 7"
+        )  # type: ignore[attr-defined]
+        assert (failed.outcome, failed.error_type, failed.attempt, failed.max_attempts) == (  # type: ignore[attr-defined]
+            "failed",
+            "ValueError",
+            1,
+            1,
+        )
+        assert lines[snoozing.id].levelno == logging.INFO
+        assert lines[snoozing.id].outcome == "snoozed"  # type: ignore[attr-defined]
+        assert lines[ok.id].levelno == logging.DEBUG  # one line per completion only at DEBUG
+        worker = [r.getMessage() for r in caplog.records if r.name == "awa.worker"]
+        assert sum("started on queues default" in m for m in worker) == 1
+        assert sum("stopped (0 running attempts released)" in m for m in worker) == 1
+
+    caplog.set_level(logging.DEBUG, logger="awa.worker")
+    run(story)
+
+
+def test_a_rescue_is_logged_at_warning_by_the_leader(
+    backend: Backend, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def story() -> None:
+        clock, store, [client] = backend.clients()
+        job = await client.insert(Work("ok"), max_attempts=2)
+        [claimed] = store.claim("default", limit=1)  # a worker that then died
+        await client.start([("other", 1)], heartbeat_interval=30, heartbeat_staleness=90)
+        clock.advance(91)
+        await until(lambda: any("rescued" in r.getMessage() for r in caplog.records))
+        await client.shutdown()
+        [line] = [r for r in caplog.records if "rescued" in r.getMessage()]
+        assert line.levelno == logging.WARNING
+        assert line.job_id == claimed.id == job.id  # type: ignore[attr-defined]
+        assert "heartbeat stale: worker presumed dead" in line.getMessage()
+
+    caplog.set_level(logging.INFO, logger="awa.worker")
+    run(story)
+
+
+def test_an_observer_that_raises_does_not_stop_the_others(backend: Backend) -> None:
+    class Broken(Observer):
+        def attempt_ended(self, end: AttemptEnd) -> None:
+            raise RuntimeError("observer bug")
+
+    async def story() -> None:
+        _, _, [client] = backend.clients()
+        heard = Heard()
+
+        @client.task(Work)
+        async def handle(job: awa.Job[Work]) -> None:
+            return None
+
+        job = await client.insert(Work("ok"))
+        await client.start([("default", 1)], observers=[Broken(), heard])
+        await reaches(client, job.id, S.COMPLETED)
+        await until(lambda: len(heard.ends) == 1)
+        await client.shutdown()
+        assert heard.ends[0].ending is Ending.COMPLETED
+
+    run(story)

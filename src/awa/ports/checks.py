@@ -96,6 +96,8 @@ def check_job_id(job_id: object) -> int:
 def check_lease(lease: object) -> Lease:
     if not isinstance(lease, Lease):
         raise ValidationError(f"expected a Lease, got {type(lease).__name__}")
+    if type(lease.job_id) is int and type(lease.run_lease) is int:
+        return lease  # the usual case, checked once per finished attempt: kept cheap
     for name in ("job_id", "run_lease"):
         value = getattr(lease, name)
         if isinstance(value, bool) or not isinstance(value, int):

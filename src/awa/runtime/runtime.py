@@ -110,6 +110,7 @@ class Runtime:
                 self.observers,
                 batch_max=config.claim_batch_max,
                 claimed=lambda: self.wake("deadlines"),
+                clock=self.clock,
             )
             for q in queues
         }
@@ -287,9 +288,9 @@ class Runtime:
                 attempt.signal_callback()
 
     # -- attempts ---------------------------------------------------------------------------
-    def _start_attempt(self, config: QueueConfig, record: JobRecord) -> None:
+    def _start_attempt(self, config: QueueConfig, record: JobRecord, now: datetime) -> None:
         self.stats.claimed += 1
-        self.dispatch.start(config, record, self.clock.now())
+        self.dispatch.start(config, record, now)
 
     def attempts(self) -> list[Attempt]:
         return self.table.attempts()

@@ -14,7 +14,7 @@ from datetime import datetime
 from awa.domain import AwaError, Fail, ValidationError
 from awa.domain import Job as JobRecord
 from awa.domain.validation import storable_text
-from awa.ports import Applied, ClaimStore, Finish, QueueStats, Rescued, Stale, WriteResult
+from awa.ports import Applied, ClaimStore, Clock, Finish, QueueStats, Rescued, Stale, WriteResult
 from awa.runtime.attempt_table import AttemptTable, PendingOutcome
 from awa.runtime.attempts import Attempt
 from awa.runtime.config import QueueConfig, RuntimeConfig
@@ -44,14 +44,15 @@ class ClaimService:
         store: ClaimStore,
         store_call: StoreCalls,
         table: AttemptTable,
-        start: Callable[[QueueConfig, JobRecord], None],
+        start: Callable[[QueueConfig, JobRecord, datetime], None],
         observers: Observers,
         *,
         batch_max: int,
         claimed: Callable[[], None],
+        clock: Clock,
     ) -> None:
-        """``start(config, job)`` runs a claimed job; ``claimed()`` follows every claim that
-        started any (the deadline service then looks at the new attempts)."""
+        """``start(config, job, now)`` runs a claimed job; ``claimed()`` follows every claim
+        that started any (the deadline service then looks at the new attempts)."""
         self.config = config
         self.name = f"claim:{config.queue}"
         self.draining = False
@@ -62,6 +63,7 @@ class ClaimService:
         self._observers = observers
         self._batch_max = batch_max
         self._claimed = claimed
+        self._clock = clock
 
     async def run_once(self, now: datetime) -> float | None:
         cfg = self.config
@@ -74,9 +76,10 @@ class ClaimService:
         jobs = await self._call(
             self._store.claim, cfg.queue, limit=limit, deadline_duration_s=cfg.deadline_duration_s
         )
-        for job in jobs:
-            self._start(cfg, job)
         if jobs:
+            started = self._clock.now()  # one reading for the batch, after the round trip
+            for job in jobs:
+                self._start(cfg, job, started)
             self._claimed()
         if self._observers:
             self._observers.claimed(cfg.queue, jobs, now)

@@ -220,8 +220,10 @@ def _check_job_columns(cur: Any, offset: int) -> None:
     # object per field, about 100 us a statement on the hot path
     result = cur.pgresult
     fields = result.nfields if result is not None else 0
-    names = tuple(result.fname(i) for i in range(offset, min(fields, offset + _WIDTH)))
-    if names != _JOB_COLUMN_NAMES:
+    end = min(fields, offset + _WIDTH)
+    fname = result.fname if result is not None else None
+    names = [fname(i) for i in range(offset, end)] if fname is not None else []
+    if end - offset != _WIDTH or tuple(names) != _JOB_COLUMN_NAMES:
         shown = [name.decode() if isinstance(name, bytes) else name for name in names]
         raise AssertionError(f"expected the job columns from column {offset}, got {shown}")
 

@@ -49,6 +49,7 @@ from awa.ports import (
     Closes,
     InsertsOnConnection,
     Migrates,
+    QueueSettings,
     QueueStats,
     SystemClock,
 )
@@ -276,7 +277,7 @@ class AsyncClient:
         queues: Sequence[QueueSpec],
         *,
         deadline_duration: float = DEADLINE_S,
-        dlq_enabled: bool = False,
+        dlq_enabled: bool | None = None,
         heartbeat_interval: float = HEARTBEAT_INTERVAL_S,
         heartbeat_staleness: float = STALENESS_S,
         poll_interval: float = 1.0,
@@ -285,7 +286,11 @@ class AsyncClient:
     ) -> None:
         """Start working ``queues``, given as ``(name, concurrency)`` pairs or
         ``QueueConfig`` values; the keyword settings apply to the pairs. ``observers`` hear
-        every event of the worker (``awa.runtime.observe``)."""
+        every event of the worker (``awa.runtime.observe``).
+
+        ``dlq_enabled`` is stored with each queue, for every process working it, and only when
+        given: ``None`` leaves the queue's routing as it is (``configure_queue``). Refused
+        (``ValidationError``) when no task is registered, or a queue is no task's queue."""
         if self._runtime is not None:
             raise ValidationError("this client is already running workers")
         settings = {
@@ -359,6 +364,25 @@ class AsyncClient:
 
     async def queue_stats(self) -> list[QueueStats]:
         return await self._call(self.store.queue_stats)
+
+    async def configure_queue(
+        self,
+        queue: str,
+        *,
+        dlq_enabled: bool | None = None,
+        finished_retention_s: float | None = None,
+        dlq_retention_s: float | None = None,
+    ) -> QueueSettings:
+        """Store ``queue``'s settings for every process that works it; ``None`` leaves a
+        setting as it is. Returns them all. The retentions override the maintenance
+        leader's ``RuntimeConfig`` defaults for this queue."""
+        return await self._call(
+            self.store.configure_queue,
+            queue,
+            dlq_enabled=dlq_enabled,
+            finished_retention_s=finished_retention_s,
+            dlq_retention_s=dlq_retention_s,
+        )
 
     async def dump_job(self, job_id: int) -> JobRecord:
         """The whole job with its error history, attempt by attempt."""
@@ -526,6 +550,21 @@ class Client:
 
     def queue_stats(self) -> list[QueueStats]:
         return self.store.queue_stats()
+
+    def configure_queue(
+        self,
+        queue: str,
+        *,
+        dlq_enabled: bool | None = None,
+        finished_retention_s: float | None = None,
+        dlq_retention_s: float | None = None,
+    ) -> QueueSettings:
+        return self.store.configure_queue(
+            queue,
+            dlq_enabled=dlq_enabled,
+            finished_retention_s=finished_retention_s,
+            dlq_retention_s=dlq_retention_s,
+        )
 
     def dump_job(self, job_id: int) -> JobRecord:
         return self.store.get_job(job_id)

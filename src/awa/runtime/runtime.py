@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from awa.domain import AwaError, Lease
+from awa.domain import AwaError, Lease, ValidationError
 from awa.domain import Job as JobRecord
 from awa.ports import (
     Applied,
@@ -74,7 +74,8 @@ class Runtime:
         """``observers`` hear every event of the worker (``awa.runtime.observe``), after the
         per-attempt log lines (``awa.runtime.logs.AttemptLog``) that every worker writes."""
         if not queues:
-            raise ValueError("start needs at least one (queue, concurrency) pair")
+            raise ValidationError("start needs at least one (queue, concurrency) pair")
+        registry.check_workable([q.queue for q in queues])
         self.store = store
         self.registry = registry
         self.clock = clock
@@ -164,7 +165,10 @@ class Runtime:
         self._loop = asyncio.get_running_loop()
         self.table.attach()
         for queue in self.queues.values():
-            await self.store_call(self.store.set_dlq_enabled, queue.queue, queue.dlq_enabled)
+            if queue.dlq_enabled is not None:  # only when asked: the setting is the queue's
+                await self.store_call(
+                    self.store.configure_queue, queue.queue, dlq_enabled=queue.dlq_enabled
+                )
         if isinstance(self.store, Listens):  # else claims, cancels and callbacks are polled
             # off the loop: on PostgreSQL this opens the listening connection, waits for LISTEN
             listen = self.store.subscribe

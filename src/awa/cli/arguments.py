@@ -20,8 +20,10 @@ __all__ = [
     "UsageError",
     "command",
     "common_options",
+    "duration",
     "group",
     "job_id",
+    "on_off",
     "positive",
 ]
 
@@ -99,3 +101,31 @@ def job_id(text: str) -> int:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"a job id is a whole number, got {text!r}") from None
+
+
+_UNITS_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def duration(text: str) -> float:
+    """A duration: seconds (``90``), or a number with a unit, ``s``, ``m``, ``h`` or ``d``
+    (``15m``, ``12h``, ``7d``)."""
+    number, unit = (text[:-1], text[-1]) if text[-1:] in _UNITS_S else (text, "s")
+    try:
+        seconds = float(number) * _UNITS_S[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"a duration is seconds or a number with s, m, h or d (7d), got {text!r}"
+        ) from None
+    if not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"a duration must be more than 0, got {text!r}")
+    return seconds
+
+
+def on_off(text: str) -> bool:
+    """``on`` or ``off`` (also ``true``/``false``, ``yes``/``no``, ``1``/``0``)."""
+    word = text.strip().lower()
+    if word in ("on", "true", "yes", "1"):
+        return True
+    if word in ("off", "false", "no", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected on or off, got {text!r}")

@@ -54,6 +54,7 @@ from awa.ports import (
     SystemClock,
 )
 from awa.runtime.config import QueueConfig, RuntimeConfig
+from awa.runtime.health import Health, check_health
 from awa.runtime.observe import Observer
 from awa.runtime.registry import TaskRegistry
 from awa.runtime.runtime import Runtime
@@ -336,6 +337,12 @@ class AsyncClient:
     def runtime(self) -> Runtime | None:
         return self._runtime
 
+    async def health_check(self) -> Health:
+        """Whether the database answers, the listener is connected, when each of the
+        worker's services last ran without failing, and the handler slots in use per queue;
+        ``health.alive`` and ``health.ready`` sum it up (``awa.runtime.health``)."""
+        return await check_health(self.store, self._runtime, self._call)
+
     # -- operators ----------------------------------------------------------------------------
     async def get_job(self, job_id: int) -> JobRecord:
         return await self._call(self.store.get_job, job_id)
@@ -521,6 +528,11 @@ class Client:
     @property
     def runtime(self) -> Runtime | None:
         return self._async.runtime
+
+    def health_check(self) -> Health:
+        """``AsyncClient.health_check``."""
+        result: Health = self._in_loop(self._async.health_check())
+        return result
 
     # -- operators and callbacks: direct store calls ------------------------------------------
     def get_job(self, job_id: int) -> JobRecord:

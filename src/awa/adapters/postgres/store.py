@@ -335,6 +335,18 @@ class PostgresStore(StoreCore):
             ).fetchone()
         return None if row is None else str(row[0])
 
+    # -- health ---------------------------------------------------------------------------------
+    def ping(self) -> None:
+        """One round trip on a pooled connection (``awa.ports.Probes``), bounded like every
+        call; it also checks the schema on a store's first call."""
+        with self._statement("pinging the database") as cur:
+            cur.execute(SQL["ping"])
+
+    @property
+    def listening(self) -> bool:
+        """Whether the notification connection is up (``awa.ports.Probes``)."""
+        return self._subscriptions.connected
+
     # -- wake-ups -------------------------------------------------------------------------------
     def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
         """Hints from ``LISTEN`` on a dedicated connection (see ``listen.py``); the ``LISTEN``

@@ -59,6 +59,7 @@ from awa.runtime.observe import Observer
 from awa.runtime.registry import TaskRegistry
 from awa.runtime.runtime import Runtime
 from awa.runtime.serialization import default_kind, dump_args
+from awa.tracing import with_trace_context
 
 __all__ = ["AsyncClient", "Client", "InsertSpec"]
 
@@ -145,7 +146,7 @@ class _Operations:
             max_attempts=spec.max_attempts,
             run_at=spec.run_at,
             tags=spec.tags,  # NewJob refuses a string, which tuple() would split into letters
-            metadata=spec.metadata if spec.metadata is not None else {},
+            metadata=with_trace_context(spec.metadata if spec.metadata is not None else {}),
         )
         check_args_size(job.args, self.max_args_bytes)
         return job

@@ -530,6 +530,12 @@ class Client:
     def runtime(self) -> Runtime | None:
         return self._async.runtime
 
+    @property
+    def async_client(self) -> AsyncClient:
+        """The ``AsyncClient`` underneath, sharing this client's store and tasks: what
+        ``awa worker`` runs on its own event loop when the app names a ``Client``."""
+        return self._async
+
     def health_check(self) -> Health:
         """``AsyncClient.health_check``."""
         result: Health = self._in_loop(self._async.health_check())

@@ -24,7 +24,9 @@ __all__ = [
     "group",
     "job_id",
     "on_off",
+    "port",
     "positive",
+    "seconds",
 ]
 
 
@@ -75,12 +77,22 @@ def group(commands: Commands, name: str, help: str) -> Commands:
 
 
 def command(
-    commands: Commands, name: str, help: str, run: Command, *, described: bool = True
+    commands: Commands,
+    name: str,
+    help: str,
+    run: Command,
+    *,
+    described: bool = True,
+    common: bool = True,
 ) -> Parser:
-    """A command run by ``run``, with the common options; its ``--help`` repeats ``help`` as
-    the description unless ``described`` is false."""
+    """A command run by ``run``, with the common options unless ``common`` is false (a
+    command that neither opens a database of its own nor prints a result); its ``--help``
+    repeats ``help`` as the description unless ``described`` is false."""
     parser = commands.add_parser(
-        name, help=help, description=help if described else None, parents=[_COMMAND_OPTIONS]
+        name,
+        help=help,
+        description=help if described else None,
+        parents=[_COMMAND_OPTIONS] if common else [],
     )
     parser.set_defaults(run=run)
     return parser
@@ -93,6 +105,24 @@ def positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
+    return value
+
+
+def port(text: str) -> int:
+    value = positive(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"a port is from 1 to 65535, got {value}")
+    return value
+
+
+def seconds(text: str) -> float:
+    """A number of seconds, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected seconds >= 0, got {text!r}")
     return value
 
 

@@ -54,6 +54,8 @@ class AttemptLog(Observer):
         why = f": {end.error}" if end.error else ""
         if end.ending is Ending.STALE and end.stale_reason is not None:
             why = f": the attempt no longer owned the job ({end.stale_reason})"
+        elif end.ending is Ending.RELEASED and end.job is not None:
+            why += f"; now {end.job.state.value}"  # retryable at once, or failed when spent
         fields = _fields(end)
         log.log(
             level,

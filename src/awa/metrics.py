@@ -25,10 +25,25 @@ waited to be claimed once due (``attempted_at - run_at``, on the store's clock).
 gauges are read by the maintenance leader alone, once per maintenance round, so a fleet
 reports each queue once: the other workers report none, and a worker that loses the
 leadership stops reporting. ``awa.maintenance.leader`` is 1 in the process that leads.
+
+What it costs a busy worker. A call into the OpenTelemetry SDK costs about ten microseconds
+(it cleans and hashes the attributes every time), a seventh of all a no-op job costs a worker,
+so the hot path makes few:
+
+* the counters are counted here, in a dictionary, and handed over as observable counters
+  when an exporter collects: exact;
+* each histogram series records every observation while it sees at most
+  ``HISTOGRAM_RECORDS_PER_S`` a second, and every k-th one when busier (k set about once a
+  second from the rate just seen). The distribution and its quantiles stay right; the
+  histogram's own ``_count`` and ``_sum`` then cover the recorded sample, so count attempts
+  with ``awa_attempts_total``.
 """
 
 from __future__ import annotations
 
+import math
+import time
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -37,7 +52,7 @@ from awa.domain import Job, JobState
 from awa.ports import QueueStats, Rescued
 from awa.runtime.observe import AttemptEnd, Ending, MaintenanceReport, Observer
 
-__all__ = ["DURATION_BUCKETS_S", "Metrics"]
+__all__ = ["DURATION_BUCKETS_S", "HISTOGRAM_RECORDS_PER_S", "Metrics"]
 
 try:
     from opentelemetry import metrics as otel
@@ -50,6 +65,43 @@ DURATION_BUCKETS_S = (
     300.0, 900.0, 3600.0,
 )  # fmt: skip
 _CLAIM_BUCKETS = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
+#: each histogram series records every observation up to about this rate, every k-th above
+HISTOGRAM_RECORDS_PER_S = 500
+
+
+class _Series:
+    """One histogram series: records every ``every``-th observation, with ``every`` chosen
+    at the end of each window (about a second) so that about ``per_s`` a second are
+    recorded."""
+
+    __slots__ = ("_every", "_histogram", "_labels", "_per_s", "_seen", "_window_at")
+
+    def __init__(self, histogram: otel.Histogram, labels: dict[str, str], per_s: int) -> None:
+        self._histogram = histogram
+        self._labels = labels
+        self._per_s = per_s
+        self._every = 1
+        self._seen = 0
+        self._window_at = time.monotonic()
+
+    def record(self, value: float) -> None:
+        if self.due():
+            self._histogram.record(value, self._labels)
+
+    def due(self) -> bool:
+        """Count one observation; whether it is one to record (then call ``record_now``)."""
+        self._seen += 1
+        due = self._seen % self._every == 0
+        now = time.monotonic()
+        # a window ends after a second's worth at the current pace, or after a second
+        if self._seen >= self._per_s * self._every or now - self._window_at >= 1.0:
+            rate_per_s = self._seen / max(now - self._window_at, 1e-3)
+            self._every = max(1, math.ceil(rate_per_s / self._per_s))
+            self._seen, self._window_at = 0, now
+        return due
+
+    def record_now(self, value: float) -> None:
+        self._histogram.record(value, self._labels)
 
 
 class Metrics(Observer):
@@ -58,12 +110,14 @@ class Metrics(Observer):
 
     wants_queue_stats = True
 
-    def __init__(self, meter_provider: otel.MeterProvider | None = None) -> None:
-        provider = meter_provider or otel.get_meter_provider()
-        meter = provider.get_meter("awa")
-        self._attempts = meter.create_counter(
-            "awa.attempts", unit="{attempt}", description="Attempts ended, by outcome"
-        )
+    def __init__(
+        self,
+        meter_provider: otel.MeterProvider | None = None,
+        *,
+        histogram_records_per_s: int = HISTOGRAM_RECORDS_PER_S,
+    ) -> None:
+        meter = (meter_provider or otel.get_meter_provider()).get_meter("awa")
+        self._per_s = histogram_records_per_s
         self._handler = meter.create_histogram(
             "awa.handler.duration",
             unit="s",
@@ -82,11 +136,25 @@ class Metrics(Observer):
             description="Jobs taken per claim",
             explicit_bucket_boundaries_advisory=_CLAIM_BUCKETS,
         )
-        self._rescues = meter.create_counter(
-            "awa.rescues", unit="{attempt}", description="Attempts ended by maintenance, by cause"
+        # counted here, handed over when collected
+        self._attempts: Counter[tuple[str, str, str]] = Counter()  # (outcome, kind, queue)
+        self._rescues: Counter[tuple[str, str]] = Counter()  # (cause, queue)
+        self._stale: Counter[tuple[str, str]] = Counter()  # (reason, queue)
+        meter.create_observable_counter(
+            "awa.attempts",
+            [self._observe_attempts],
+            unit="{attempt}",
+            description="Attempts ended, by outcome",
         )
-        self._stale = meter.create_counter(
+        meter.create_observable_counter(
+            "awa.rescues",
+            [self._observe_rescues],
+            unit="{attempt}",
+            description="Attempts ended by maintenance, by cause",
+        )
+        meter.create_observable_counter(
             "awa.finishes.stale",
+            [self._observe_stale],
             unit="{attempt}",
             description="Outcomes refused because the attempt no longer owned its job",
         )
@@ -110,33 +178,40 @@ class Metrics(Observer):
         self._measured: Sequence[QueueStats] = ()
         self._measured_at: datetime | None = None
         self._leading = False
-        # one attributes mapping per (outcome, kind, queue), made once: a busy worker records
-        # thousands of attempts a second over a handful of combinations
-        self._labels: dict[tuple[str, str, str], dict[str, str]] = {}
+        # one series per label set, made once: a busy worker ends thousands of attempts a
+        # second over a handful of (outcome, kind, queue) combinations
+        self._handler_series: dict[tuple[str, str, str], _Series] = {}
+        self._queue_series: dict[str, tuple[_Series, _Series]] = {}  # pickup, claim size
 
     # -- events -------------------------------------------------------------------------------
     def attempt_ended(self, end: AttemptEnd) -> None:
         key = (end.ending.value, end.kind, end.queue)
-        labels = self._labels.get(key)
-        if labels is None:
-            labels = self._labels[key] = {"outcome": key[0], "kind": end.kind, "queue": end.queue}
-        self._attempts.add(1, labels)
-        self._handler.record(end.handler_s, labels)
+        self._attempts[key] += 1
+        series = self._handler_series.get(key)
+        if series is None:
+            labels = {"outcome": key[0], "kind": end.kind, "queue": end.queue}
+            series = self._handler_series[key] = _Series(self._handler, labels, self._per_s)
+        series.record(end.handler_s)
         if end.ending is Ending.STALE and end.stale_reason is not None:
-            self._stale.add(1, {"reason": end.stale_reason.value, "queue": end.queue})
+            self._stale[(end.stale_reason.value, end.queue)] += 1
 
     def claimed(self, queue: str, jobs: Sequence[Job], now: datetime) -> None:
-        labels = {"queue": queue}
-        self._claims.record(len(jobs), labels)
-        for job in jobs:
-            if job.attempted_at is not None:
-                waited_s = (job.attempted_at - job.run_at).total_seconds()
-                self._pickup.record(max(waited_s, 0.0), labels)
+        found = self._queue_series.get(queue)
+        if found is None:
+            labels = {"queue": queue}
+            found = self._queue_series[queue] = (
+                _Series(self._pickup, labels, self._per_s),
+                _Series(self._claims, labels, self._per_s),
+            )
+        pickup, claims = found
+        claims.record(len(jobs))
+        for job in jobs:  # the wait is worked out only for the observations recorded
+            if pickup.due() and job.attempted_at is not None:
+                pickup.record_now(max((job.attempted_at - job.run_at).total_seconds(), 0.0))
 
     def maintained(self, report: MaintenanceReport, rescued: Sequence[Rescued]) -> None:
         for item in rescued:
-            cause = item.cause.dlq_reason.value
-            self._rescues.add(1, {"cause": cause, "queue": item.job.queue})
+            self._rescues[(item.cause.dlq_reason.value, item.job.queue)] += 1
 
     def leadership_changed(self, owner: str, leading: bool) -> None:
         self._leading = leading
@@ -149,7 +224,19 @@ class Metrics(Observer):
     def worker_stopped(self, owner: str, released: int) -> None:
         self.leadership_changed(owner, False)
 
-    # -- the gauges' callbacks (run by the exporter when it collects) ---------------------------
+    # -- the observable instruments' callbacks (run by the exporter when it collects) ---------
+    def _observe_attempts(self, _: Any) -> Iterable[otel.Observation]:
+        for (outcome, kind, queue), count in list(self._attempts.items()):
+            yield otel.Observation(count, {"outcome": outcome, "kind": kind, "queue": queue})
+
+    def _observe_rescues(self, _: Any) -> Iterable[otel.Observation]:
+        for (cause, queue), count in list(self._rescues.items()):
+            yield otel.Observation(count, {"cause": cause, "queue": queue})
+
+    def _observe_stale(self, _: Any) -> Iterable[otel.Observation]:
+        for (reason, queue), count in list(self._stale.items()):
+            yield otel.Observation(count, {"reason": reason, "queue": queue})
+
     def _jobs(self, _: Any) -> Iterable[otel.Observation]:
         for stats in self._measured:
             for state in JobState:

@@ -44,7 +44,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -67,6 +67,21 @@ DURATION_BUCKETS_S = (
 _CLAIM_BUCKETS = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 #: each histogram series records every observation up to about this rate, every k-th above
 HISTOGRAM_RECORDS_PER_S = 500
+
+
+_ATTEMPT_LABELS = ("outcome", "kind", "queue")
+
+
+def _observed(
+    counts: Counter[tuple[str, ...]], labels: tuple[str, ...]
+) -> Callable[[Any], Iterable[otel.Observation]]:
+    """An observable counter's callback: each count so far, with its key as ``labels``."""
+
+    def observe(_: Any) -> Iterable[otel.Observation]:
+        for key, count in list(counts.items()):
+            yield otel.Observation(count, dict(zip(labels, key, strict=True)))
+
+    return observe
 
 
 class _Series:
@@ -137,27 +152,22 @@ class Metrics(Observer):
             explicit_bucket_boundaries_advisory=_CLAIM_BUCKETS,
         )
         # counted here, handed over when collected
-        self._attempts: Counter[tuple[str, str, str]] = Counter()  # (outcome, kind, queue)
-        self._rescues: Counter[tuple[str, str]] = Counter()  # (cause, queue)
-        self._stale: Counter[tuple[str, str]] = Counter()  # (reason, queue)
-        meter.create_observable_counter(
-            "awa.attempts",
-            [self._observe_attempts],
-            unit="{attempt}",
-            description="Attempts ended, by outcome",
-        )
-        meter.create_observable_counter(
-            "awa.rescues",
-            [self._observe_rescues],
-            unit="{attempt}",
-            description="Attempts ended by maintenance, by cause",
-        )
-        meter.create_observable_counter(
-            "awa.finishes.stale",
-            [self._observe_stale],
-            unit="{attempt}",
-            description="Outcomes refused because the attempt no longer owned its job",
-        )
+        self._attempts: Counter[tuple[str, ...]] = Counter()  # (outcome, kind, queue)
+        self._rescues: Counter[tuple[str, ...]] = Counter()  # (cause, queue)
+        self._stale: Counter[tuple[str, ...]] = Counter()  # (reason, queue)
+        for name, counts, labels, description in (
+            ("awa.attempts", self._attempts, _ATTEMPT_LABELS, "Attempts ended, by outcome"),
+            ("awa.rescues", self._rescues, ("cause", "queue"), "Attempts rescued, by cause"),
+            (
+                "awa.finishes.stale",
+                self._stale,
+                ("reason", "queue"),
+                "Outcomes refused because the attempt no longer owned its job",
+            ),
+        ):
+            meter.create_observable_counter(
+                name, [_observed(counts, labels)], unit="{attempt}", description=description
+            )
         meter.create_observable_gauge(
             "awa.jobs", [self._jobs], unit="{job}", description="Jobs per queue and state"
         )
@@ -225,18 +235,6 @@ class Metrics(Observer):
         self.leadership_changed(owner, False)
 
     # -- the observable instruments' callbacks (run by the exporter when it collects) ---------
-    def _observe_attempts(self, _: Any) -> Iterable[otel.Observation]:
-        for (outcome, kind, queue), count in list(self._attempts.items()):
-            yield otel.Observation(count, {"outcome": outcome, "kind": kind, "queue": queue})
-
-    def _observe_rescues(self, _: Any) -> Iterable[otel.Observation]:
-        for (cause, queue), count in list(self._rescues.items()):
-            yield otel.Observation(count, {"cause": cause, "queue": queue})
-
-    def _observe_stale(self, _: Any) -> Iterable[otel.Observation]:
-        for (reason, queue), count in list(self._stale.items()):
-            yield otel.Observation(count, {"reason": reason, "queue": queue})
-
     def _jobs(self, _: Any) -> Iterable[otel.Observation]:
         for stats in self._measured:
             for state in JobState:

@@ -10,25 +10,17 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.processes import WAIT_S, free_port, get, wait_for
+
 from .conftest import ROOT, run_awa
 
 APPS = "tests.cli.worker_apps"
-WAIT_S = 30.0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.mark.parametrize(
@@ -62,11 +54,7 @@ def test_awa_worker_refuses_a_database_url_given_before_the_command() -> None:
 
 
 def _ready(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5) as answer:
-            return bool(answer.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
+    return get(f"http://127.0.0.1:{port}/readyz")[0] == 200
 
 
 class Worker:
@@ -92,14 +80,7 @@ class Worker:
         return self.log_path.read_text(errors="replace")
 
     def wait_for(self, condition: Callable[[], Any], what: str) -> None:
-        give_up = time.monotonic() + WAIT_S
-        while time.monotonic() < give_up:
-            if condition():
-                return
-            if self.proc.poll() is not None:
-                raise AssertionError(f"{what}: the worker exited\n{self.log()}")
-            time.sleep(0.05)  # the poll period, not a synchronisation
-        raise AssertionError(f"{what}: not within {WAIT_S}s\n{self.log()}")
+        wait_for(self.proc, condition, what, self.log)
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -117,7 +98,7 @@ def workers() -> Iterator[list[Worker]]:
 
 
 def test_sigterm_stops_the_worker_cleanly_with_exit_code_0(workers: list[Worker]) -> None:
-    port = _free_port()
+    port = free_port()
     worker = Worker(f"{APPS}:client", "--health-port", str(port), "--host", "127.0.0.1")
     workers.append(worker)
     worker.wait_for(lambda: _ready(port), "/readyz answered 200")
@@ -131,7 +112,7 @@ def test_sigterm_stops_the_worker_cleanly_with_exit_code_0(workers: list[Worker]
 
 
 def test_a_sync_client_named_by_the_environment_stops_on_sigint(workers: list[Worker]) -> None:
-    port = _free_port()
+    port = free_port()
     env = {
         "AWA_APP": f"{APPS}:sync_client",
         "AWA_QUEUES": "email=2",

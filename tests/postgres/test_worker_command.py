@@ -12,13 +12,10 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -27,34 +24,18 @@ import pytest
 
 from awa.adapters.postgres import PostgresStore
 from awa.domain import JobState, NewJob
+from tests.processes import WAIT_S, free_port, get, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = "tests.postgres.worker_app:client"
-WAIT_S = 30.0
 RELEASED = "worker shut down before the attempt finished"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as answer:
-            return answer.status, answer.read().decode()
-    except urllib.error.HTTPError as refused:
-        return refused.code, refused.read().decode()
-    except OSError:
-        return 0, ""
 
 
 class WorkerProcess:
     """``awa worker`` in a subprocess, its stderr in a file."""
 
     def __init__(self, url: str, *options: str) -> None:
-        self.metrics_port, self.health_port = _free_port(), _free_port()
+        self.metrics_port, self.health_port = free_port(), free_port()
         self.log_path = Path(tempfile.mkdtemp(prefix="awa-worker-")) / "worker.log"
         self._log = self.log_path.open("wb")
         self.proc = subprocess.Popen(
@@ -69,18 +50,10 @@ class WorkerProcess:
         return self.log_path.read_text(errors="replace")
 
     def wait_for(self, condition: Callable[[], Any], what: str) -> Any:
-        give_up = time.monotonic() + WAIT_S
-        while time.monotonic() < give_up:
-            result = condition()
-            if result:
-                return result
-            if self.proc.poll() is not None:
-                raise AssertionError(f"{what}: the worker exited\n{self.log()}")
-            time.sleep(0.05)  # the poll period, not a synchronisation
-        raise AssertionError(f"{what}: not within {WAIT_S}s\n{self.log()}")
+        return wait_for(self.proc, condition, what, self.log)
 
     def metrics(self) -> str:
-        return _get(f"http://127.0.0.1:{self.metrics_port}/metrics")[1]
+        return get(f"http://127.0.0.1:{self.metrics_port}/metrics")[1]
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -114,8 +87,8 @@ def test_awa_worker_serves_metrics_stops_cleanly_on_sigterm_and_releases_the_han
     worker = WorkerProcess(pg_clean_url, "--shutdown-timeout", "1", "--log-format", "json")
     try:
         ready = f"http://127.0.0.1:{worker.health_port}/readyz"
-        worker.wait_for(lambda: _get(ready)[0] == 200, "/readyz answered 200")
-        status, body = _get(f"http://127.0.0.1:{worker.health_port}/healthz")
+        worker.wait_for(lambda: get(ready)[0] == 200, "/readyz answered 200")
+        status, body = get(f"http://127.0.0.1:{worker.health_port}/healthz")
         assert (status, json.loads(body)) == (200, {"alive": True})
         assert _counter(worker.metrics(), "completed") == 0
 
@@ -168,7 +141,7 @@ def test_awa_worker_serves_metrics_stops_cleanly_on_sigterm_and_releases_the_han
 
 
 def test_awa_worker_on_a_closed_port_fails_within_seconds_naming_the_port() -> None:
-    port = _free_port()
+    port = free_port()
     started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "awa", "worker", APP],

@@ -115,17 +115,6 @@ def port(text: str) -> int:
     return value
 
 
-def seconds(text: str) -> float:
-    """A number of seconds, 0 or more."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected seconds >= 0, got {text!r}")
-    return value
-
-
 def job_id(text: str) -> int:
     try:
         return int(text)
@@ -136,19 +125,29 @@ def job_id(text: str) -> int:
 _UNITS_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-def duration(text: str) -> float:
-    """A duration: seconds (``90``), or a number with a unit, ``s``, ``m``, ``h`` or ``d``
-    (``15m``, ``12h``, ``7d``)."""
+def _seconds(text: str, *, allow_zero: bool) -> float:
     number, unit = (text[:-1], text[-1]) if text[-1:] in _UNITS_S else (text, "s")
     try:
-        seconds = float(number) * _UNITS_S[unit]
+        value = float(number) * _UNITS_S[unit]
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"a duration is seconds or a number with s, m, h or d (7d), got {text!r}"
         ) from None
-    if not 0 < seconds < float("inf"):
-        raise argparse.ArgumentTypeError(f"a duration must be more than 0, got {text!r}")
-    return seconds
+    if not (value >= 0 if allow_zero else value > 0) or value == float("inf"):
+        least = "0 or more" if allow_zero else "more than 0"
+        raise argparse.ArgumentTypeError(f"a duration must be {least}, got {text!r}")
+    return value
+
+
+def duration(text: str) -> float:
+    """A duration of more than 0: seconds (``90``), or a number with a unit, ``s``, ``m``,
+    ``h`` or ``d`` (``15m``, ``12h``, ``7d``)."""
+    return _seconds(text, allow_zero=False)
+
+
+def seconds(text: str) -> float:
+    """A duration like ``duration``'s, where 0 is allowed too (0: none)."""
+    return _seconds(text, allow_zero=True)
 
 
 def on_off(text: str) -> bool:

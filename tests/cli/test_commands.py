@@ -247,7 +247,7 @@ def test_queue_config_sets_what_every_worker_reads_and_stats_shows_it(
     done = awa("queue", "config", "media", "--dlq", "on", "--finished-retention", "7d")
     assert done.code == 0, done.stderr
     assert " ".join(done.stdout.split()) == (
-        "queue media: dead-letter queue on; finished jobs kept 7.0d, dead letters kept the"
+        "queue media: dead-letter queue on; finished jobs kept 7d, dead letters kept the"
         " workers' default (every worker reads these from the database)"
     )
     changed = awa("queue", "config", "media", "--dlq-retention", "12h", "--json").json
@@ -264,7 +264,7 @@ def test_queue_config_sets_what_every_worker_reads_and_stats_shows_it(
         604800.0,
         43200.0,
     )
-    assert "7.0d/12.0h" in awa("queue", "stats").stdout
+    assert "7d/12h" in awa("queue", "stats").stdout
     assert awa("queue", "config", "media", "--dlq", "off", "--json").json["dlq_enabled"] is False
 
 

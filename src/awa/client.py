@@ -49,14 +49,17 @@ from awa.ports import (
     Closes,
     InsertsOnConnection,
     Migrates,
+    QueueSettings,
     QueueStats,
     SystemClock,
 )
 from awa.runtime.config import QueueConfig, RuntimeConfig
+from awa.runtime.health import Health, check_health
 from awa.runtime.observe import Observer
 from awa.runtime.registry import TaskRegistry
 from awa.runtime.runtime import Runtime
 from awa.runtime.serialization import default_kind, dump_args
+from awa.tracing import with_trace_context
 
 __all__ = ["AsyncClient", "Client", "InsertSpec"]
 
@@ -143,7 +146,7 @@ class _Operations:
             max_attempts=spec.max_attempts,
             run_at=spec.run_at,
             tags=spec.tags,  # NewJob refuses a string, which tuple() would split into letters
-            metadata=spec.metadata if spec.metadata is not None else {},
+            metadata=with_trace_context(spec.metadata if spec.metadata is not None else {}),
         )
         check_args_size(job.args, self.max_args_bytes)
         return job
@@ -276,7 +279,7 @@ class AsyncClient:
         queues: Sequence[QueueSpec],
         *,
         deadline_duration: float = DEADLINE_S,
-        dlq_enabled: bool = False,
+        dlq_enabled: bool | None = None,
         heartbeat_interval: float = HEARTBEAT_INTERVAL_S,
         heartbeat_staleness: float = STALENESS_S,
         poll_interval: float = 1.0,
@@ -285,7 +288,11 @@ class AsyncClient:
     ) -> None:
         """Start working ``queues``, given as ``(name, concurrency)`` pairs or
         ``QueueConfig`` values; the keyword settings apply to the pairs. ``observers`` hear
-        every event of the worker (``awa.runtime.observe``)."""
+        every event of the worker (``awa.runtime.observe``).
+
+        ``dlq_enabled`` is stored with each queue, for every process working it, and only when
+        given: ``None`` leaves the queue's routing as it is (``configure_queue``). Refused
+        (``ValidationError``) when no task is registered, or a queue is no task's queue."""
         if self._runtime is not None:
             raise ValidationError("this client is already running workers")
         settings = {
@@ -331,6 +338,12 @@ class AsyncClient:
     def runtime(self) -> Runtime | None:
         return self._runtime
 
+    async def health_check(self) -> Health:
+        """Whether the database answers, the listener is connected, when each of the
+        worker's services last ran without failing, and the handler slots in use per queue;
+        ``health.alive`` and ``health.ready`` sum it up (``awa.runtime.health``)."""
+        return await check_health(self.store, self._runtime, self._call)
+
     # -- operators ----------------------------------------------------------------------------
     async def get_job(self, job_id: int) -> JobRecord:
         return await self._call(self.store.get_job, job_id)
@@ -359,6 +372,25 @@ class AsyncClient:
 
     async def queue_stats(self) -> list[QueueStats]:
         return await self._call(self.store.queue_stats)
+
+    async def configure_queue(
+        self,
+        queue: str,
+        *,
+        dlq_enabled: bool | None = None,
+        finished_retention_s: float | None = None,
+        dlq_retention_s: float | None = None,
+    ) -> QueueSettings:
+        """Store ``queue``'s settings for every process that works it; ``None`` leaves a
+        setting as it is. Returns them all. The retentions override the maintenance
+        leader's ``RuntimeConfig`` defaults for this queue."""
+        return await self._call(
+            self.store.configure_queue,
+            queue,
+            dlq_enabled=dlq_enabled,
+            finished_retention_s=finished_retention_s,
+            dlq_retention_s=dlq_retention_s,
+        )
 
     async def dump_job(self, job_id: int) -> JobRecord:
         """The whole job with its error history, attempt by attempt."""
@@ -498,6 +530,17 @@ class Client:
     def runtime(self) -> Runtime | None:
         return self._async.runtime
 
+    @property
+    def async_client(self) -> AsyncClient:
+        """The ``AsyncClient`` underneath, sharing this client's store and tasks: what
+        ``awa worker`` runs on its own event loop when the app names a ``Client``."""
+        return self._async
+
+    def health_check(self) -> Health:
+        """``AsyncClient.health_check``."""
+        result: Health = self._in_loop(self._async.health_check())
+        return result
+
     # -- operators and callbacks: direct store calls ------------------------------------------
     def get_job(self, job_id: int) -> JobRecord:
         return self.store.get_job(job_id)
@@ -526,6 +569,21 @@ class Client:
 
     def queue_stats(self) -> list[QueueStats]:
         return self.store.queue_stats()
+
+    def configure_queue(
+        self,
+        queue: str,
+        *,
+        dlq_enabled: bool | None = None,
+        finished_retention_s: float | None = None,
+        dlq_retention_s: float | None = None,
+    ) -> QueueSettings:
+        return self.store.configure_queue(
+            queue,
+            dlq_enabled=dlq_enabled,
+            finished_retention_s=finished_retention_s,
+            dlq_retention_s=dlq_retention_s,
+        )
 
     def dump_job(self, job_id: int) -> JobRecord:
         return self.store.get_job(job_id)

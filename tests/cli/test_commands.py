@@ -241,6 +241,50 @@ def test_queue_pause_resume_and_stats(awa: Awa, store: PostgresStore) -> None:
     assert "resumed" in awa("queue", "resume", "email").stdout
 
 
+def test_queue_config_sets_what_every_worker_reads_and_stats_shows_it(
+    awa: Awa, store: PostgresStore
+) -> None:
+    done = awa("queue", "config", "media", "--dlq", "on", "--finished-retention", "7d")
+    assert done.code == 0, done.stderr
+    assert " ".join(done.stdout.split()) == (
+        "queue media: dead-letter queue on; finished jobs kept 7d, dead letters kept the"
+        " workers' default (every worker reads these from the database)"
+    )
+    changed = awa("queue", "config", "media", "--dlq-retention", "12h", "--json").json
+    assert changed == {
+        "queue": "media",
+        "paused": False,
+        "dlq_enabled": True,
+        "finished_retention_s": 7 * 86400.0,
+        "dlq_retention_s": 43200.0,
+    }
+    [stats] = awa("queue", "stats", "--queue", "media", "--json").json["queues"]
+    assert (stats["dlq_enabled"], stats["finished_retention_s"], stats["dlq_retention_s"]) == (
+        True,
+        604800.0,
+        43200.0,
+    )
+    assert "7d/12h" in awa("queue", "stats").stdout
+    assert awa("queue", "config", "media", "--dlq", "off", "--json").json["dlq_enabled"] is False
+
+
+def test_queue_config_refuses_nothing_to_set_and_bad_values_in_one_line(awa: Awa) -> None:
+    awa("queue", "config", "media").assert_one_line_error("nothing to set", code=2)
+    awa("queue", "config", "media", "--dlq", "maybe").assert_one_line_error(
+        "expected on or off", code=2
+    )
+    awa("queue", "config", "media", "--finished-retention", "7w").assert_one_line_error(
+        "a duration is seconds", code=2
+    )
+    awa("queue", "config", "media", "--dlq-retention", "0").assert_one_line_error(
+        "more than 0", code=2
+    )
+    awa("queue", "config", "Bad Queue", "--dlq", "on").assert_one_line_error(
+        "invalid queue name", code=1
+    )
+    assert awa("queue", "stats", "--json").json == {"queues": []}
+
+
 # -- dlq --------------------------------------------------------------------------------------
 
 

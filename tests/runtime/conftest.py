@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import pytest
@@ -16,6 +17,21 @@ from awa.adapters.memory import ManualClock, MemoryStore
 from awa.ports import ClaimStore
 
 T = TypeVar("T")
+
+
+@dataclass
+class Idle:
+    """Args of a task nothing is inserted for."""
+
+
+def idle_task(client: awa.AsyncClient, queue: str = "default") -> None:
+    """Give ``client`` a task on ``queue`` that never runs: its worker works the queue (a
+    worker refuses a queue that is no task's) and claims nothing there but what a test puts."""
+
+    @client.task(Idle, queue=queue)
+    async def idle(job: awa.Job[Idle]) -> None:
+        raise AssertionError("no Idle job is ever inserted")
+
 
 REAL_TIMEOUT_S = 10.0
 

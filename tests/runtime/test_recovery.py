@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import awa
 
-from .conftest import Backend, advance_until, memory_clients, reaches, run, until
+from .conftest import Backend, advance_until, idle_task, memory_clients, reaches, run, until
 
 S = awa.JobState
 STALE_S = 90
@@ -67,7 +67,8 @@ def test_crash_with_one_attempt_dead_letters_with_heartbeat_stale(backend: Backe
         await asyncio.wait_for(started.wait(), 10)
         assert dying.runtime is not None
         await dying.runtime.abandon()
-        await survivor.start([("other", 1)], dlq_enabled=True)
+        idle_task(survivor, "other")
+        await survivor.start([("other", 1)])
         clock.advance(STALE_S + 1)
 
         async def dead_lettered() -> bool:
@@ -327,6 +328,7 @@ def test_maintenance_leadership_moves_when_the_leader_dies(backend: Backend) -> 
     async def story() -> None:
         clock, store, [first, second] = backend.clients(2)
         for client in (first, second):
+            idle_task(client)
             await client.start([("default", 1)])
         assert first.runtime is not None
         assert second.runtime is not None

@@ -12,7 +12,7 @@ import pytest
 import awa
 from awa.runtime.observe import AttemptEnd, Ending, Observer
 
-from .conftest import Backend, advance_until, reaches, run, until
+from .conftest import Backend, advance_until, idle_task, reaches, run, until
 
 S = awa.JobState
 
@@ -135,6 +135,7 @@ def test_a_rescue_is_logged_at_warning_by_the_leader(
         clock, store, [client] = backend.clients()
         job = await client.insert(Work("ok"), max_attempts=2)
         [claimed] = store.claim("default", limit=1)  # a worker that then died
+        idle_task(client, "other")
         await client.start([("other", 1)], heartbeat_interval=30, heartbeat_staleness=90)
         clock.advance(91)
         await until(lambda: any("rescued" in r.getMessage() for r in caplog.records))

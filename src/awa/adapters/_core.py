@@ -32,8 +32,8 @@ from awa.domain import (
 )
 from awa.domain.defaults import CALLBACK_TIMEOUT_S, DEADLINE_S, STALENESS_S
 from awa.domain.rescue import rescue_cause
-from awa.domain.validation import check_queue, check_seconds
-from awa.ports import Finish, Heartbeat, QueueStats, Rescued, WriteResult
+from awa.domain.validation import check_flag, check_queue, check_seconds
+from awa.ports import Finish, Heartbeat, QueueSettings, QueueStats, Rescued, WriteResult
 from awa.ports.checks import (
     check_callback_id,
     check_claim,
@@ -46,6 +46,7 @@ from awa.ports.checks import (
     check_list_filter,
     check_new_jobs,
     check_owner,
+    check_queue_settings,
     check_reason,
     check_register_callback,
     check_resolution,
@@ -131,10 +132,14 @@ class StoreCore(abc.ABC):
         """Row 2 (``decisions.promote``) for due jobs, in ``(run_at, id)`` order."""
 
     @abc.abstractmethod
-    def _delete_finished(self, older_than_s: float, limit: int) -> int: ...
+    def _delete_finished(self, older_than_s: float, limit: int) -> int:
+        """Terminal jobs past their queue's ``finished_retention_s`` (``older_than_s`` where
+        the queue has none), oldest ``finalized_at`` first."""
 
     @abc.abstractmethod
-    def _expire_dlq(self, older_than_s: float, limit: int) -> int: ...
+    def _expire_dlq(self, older_than_s: float, limit: int) -> int:
+        """Dead-letter entries past their queue's ``dlq_retention_s`` (``older_than_s`` where
+        the queue has none), oldest ``dlq_at`` first."""
 
     @abc.abstractmethod
     def _try_lead(self, owner: str, ttl_s: float) -> bool: ...
@@ -156,7 +161,15 @@ class StoreCore(abc.ABC):
         """Resuming also wakes the queue's workers."""
 
     @abc.abstractmethod
-    def _set_dlq_enabled(self, queue: str, enabled: bool) -> None: ...
+    def _configure_queue(
+        self,
+        queue: str,
+        dlq_enabled: bool | None,
+        finished_retention_s: float | None,
+        dlq_retention_s: float | None,
+    ) -> QueueSettings:
+        """Store each setting that is not ``None`` (creating the queue's settings if it has
+        none yet) and return them all, in one atomic step."""
 
     @abc.abstractmethod
     def _queue_stats(self) -> list[QueueStats]: ...
@@ -377,11 +390,26 @@ class StoreCore(abc.ABC):
     def resume_queue(self, queue: str) -> None:
         self._set_queue_paused(check_queue(queue), False)
 
+    def configure_queue(
+        self,
+        queue: str,
+        *,
+        dlq_enabled: bool | None = None,
+        finished_retention_s: float | None = None,
+        dlq_retention_s: float | None = None,
+    ) -> QueueSettings:
+        check_queue_settings(queue, dlq_enabled, finished_retention_s, dlq_retention_s)
+        return self._configure_queue(
+            queue,
+            dlq_enabled,
+            None if finished_retention_s is None else float(finished_retention_s),
+            None if dlq_retention_s is None else float(dlq_retention_s),
+        )
+
     def set_dlq_enabled(self, queue: str, enabled: bool) -> None:
         check_queue(queue)
-        if not isinstance(enabled, bool):
-            raise ValidationError(f"enabled must be True or False, got {enabled!r}")
-        self._set_dlq_enabled(queue, enabled)
+        check_flag("enabled", enabled)
+        self._configure_queue(queue, enabled, None, None)
 
     def queue_stats(self) -> list[QueueStats]:
         return self._queue_stats()

@@ -20,9 +20,13 @@ __all__ = [
     "UsageError",
     "command",
     "common_options",
+    "duration",
     "group",
     "job_id",
+    "on_off",
+    "port",
     "positive",
+    "seconds",
 ]
 
 
@@ -73,12 +77,22 @@ def group(commands: Commands, name: str, help: str) -> Commands:
 
 
 def command(
-    commands: Commands, name: str, help: str, run: Command, *, described: bool = True
+    commands: Commands,
+    name: str,
+    help: str,
+    run: Command,
+    *,
+    described: bool = True,
+    common: bool = True,
 ) -> Parser:
-    """A command run by ``run``, with the common options; its ``--help`` repeats ``help`` as
-    the description unless ``described`` is false."""
+    """A command run by ``run``, with the common options unless ``common`` is false (a
+    command that neither opens a database of its own nor prints a result); its ``--help``
+    repeats ``help`` as the description unless ``described`` is false."""
     parser = commands.add_parser(
-        name, help=help, description=help if described else None, parents=[_COMMAND_OPTIONS]
+        name,
+        help=help,
+        description=help if described else None,
+        parents=[_COMMAND_OPTIONS] if common else [],
     )
     parser.set_defaults(run=run)
     return parser
@@ -94,8 +108,53 @@ def positive(text: str) -> int:
     return value
 
 
+def port(text: str) -> int:
+    value = positive(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"a port is from 1 to 65535, got {value}")
+    return value
+
+
 def job_id(text: str) -> int:
     try:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"a job id is a whole number, got {text!r}") from None
+
+
+_UNITS_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _seconds(text: str, *, allow_zero: bool) -> float:
+    number, unit = (text[:-1], text[-1]) if text[-1:] in _UNITS_S else (text, "s")
+    try:
+        value = float(number) * _UNITS_S[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"a duration is seconds or a number with s, m, h or d (7d), got {text!r}"
+        ) from None
+    if not (value >= 0 if allow_zero else value > 0) or value == float("inf"):
+        least = "0 or more" if allow_zero else "more than 0"
+        raise argparse.ArgumentTypeError(f"a duration must be {least}, got {text!r}")
+    return value
+
+
+def duration(text: str) -> float:
+    """A duration of more than 0: seconds (``90``), or a number with a unit, ``s``, ``m``,
+    ``h`` or ``d`` (``15m``, ``12h``, ``7d``)."""
+    return _seconds(text, allow_zero=False)
+
+
+def seconds(text: str) -> float:
+    """A duration like ``duration``'s, where 0 is allowed too (0: none)."""
+    return _seconds(text, allow_zero=True)
+
+
+def on_off(text: str) -> bool:
+    """``on`` or ``off`` (also ``true``/``false``, ``yes``/``no``, ``1``/``0``)."""
+    word = text.strip().lower()
+    if word in ("on", "true", "yes", "1"):
+        return True
+    if word in ("off", "false", "no", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected on or off, got {text!r}")

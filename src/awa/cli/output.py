@@ -97,6 +97,8 @@ def stats_data(stats: QueueStats, now: datetime) -> dict[str, Any]:
         "oldest_available_age_s": (
             round(max((now - oldest).total_seconds(), 0.0), 3) if oldest else None
         ),
+        "finished_retention_s": stats.finished_retention_s,
+        "dlq_retention_s": stats.dlq_retention_s,
     }
 
 
@@ -126,8 +128,8 @@ def human_duration(seconds: float | None) -> str:
     if seconds < 3600:
         return f"{seconds / 60:.0f}m"
     if seconds < 86400:
-        return f"{seconds / 3600:.1f}h"
-    return f"{seconds / 86400:.1f}d"
+        return f"{seconds / 3600:.1f}".removesuffix(".0") + "h"
+    return f"{seconds / 86400:.1f}".removesuffix(".0") + "d"
 
 
 def _text(text: str, *, lines: bool = False) -> Any:

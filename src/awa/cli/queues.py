@@ -1,4 +1,5 @@
-"""``awa queue pause|resume|stats``: stop and start claims on a queue, and see what it holds."""
+"""``awa queue pause|resume|stats|config``: stop and start claims on a queue, see what it holds,
+and set what every worker of it reads from the database (DLQ routing, retention)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,12 @@ import argparse
 from datetime import datetime, timezone
 
 from awa.cli import output as out
-from awa.cli.arguments import Commands, command, group
-from awa.cli.session import Session
+from awa.cli.arguments import Commands, command, duration, group, on_off
+from awa.cli.session import Refused, Session
 from awa.domain import JobState
+from awa.ports import QueueSettings
 
-__all__ = ["add_parser", "queue_pause", "queue_resume", "queue_stats"]
+__all__ = ["add_parser", "queue_config", "queue_pause", "queue_resume", "queue_stats"]
 
 
 def add_parser(commands: Commands) -> None:
@@ -26,6 +28,23 @@ def add_parser(commands: Commands) -> None:
         queue_stats,
     )
     p.add_argument("--queue", help="only this queue")
+    p = command(
+        queue,
+        "config",
+        "set a queue's dead-letter routing and retention, for every worker of it",
+        queue_config,
+    )
+    p.add_argument("queue")
+    p.add_argument("--dlq", type=on_off, metavar="on|off", help="route failed jobs to the DLQ")
+    p.add_argument(
+        "--finished-retention",
+        type=duration,
+        metavar="DURATION",
+        help="keep completed, failed and cancelled jobs this long (90, 15m, 12h, 7d)",
+    )
+    p.add_argument(
+        "--dlq-retention", type=duration, metavar="DURATION", help="keep DLQ entries this long"
+    )
 
 
 def _queue_switch(args: argparse.Namespace, session: Session, paused: bool) -> None:
@@ -54,6 +73,35 @@ def queue_resume(args: argparse.Namespace, session: Session) -> None:
     _queue_switch(args, session, paused=False)
 
 
+def _kept(seconds: float | None) -> str:
+    return "the workers' default" if seconds is None else out.human_duration(seconds)
+
+
+def queue_config(args: argparse.Namespace, session: Session) -> None:
+    given = (args.dlq, args.finished_retention, args.dlq_retention)
+    if all(value is None for value in given):
+        raise Refused(
+            "nothing to set: give --dlq on|off, --finished-retention or --dlq-retention"
+            " (`awa queue stats` shows the current settings)"
+        )
+    with session.client(args) as client:
+        settings: QueueSettings = client.configure_queue(
+            args.queue,
+            dlq_enabled=args.dlq,
+            finished_retention_s=args.finished_retention,
+            dlq_retention_s=args.dlq_retention,
+        )
+    if args.json:
+        out.print_json(out.converter.unstructure(settings), session.stdout)
+        return
+    out.print_line(
+        f"queue {settings.queue}: dead-letter queue {'on' if settings.dlq_enabled else 'off'};"
+        f" finished jobs kept {_kept(settings.finished_retention_s)}, dead letters kept"
+        f" {_kept(settings.dlq_retention_s)} (every worker reads these from the database)",
+        session.stdout,
+    )
+
+
 def queue_stats(args: argparse.Namespace, session: Session) -> None:
     with session.client(args) as client:
         stats = client.queue_stats()
@@ -66,7 +114,14 @@ def queue_stats(args: argparse.Namespace, session: Session) -> None:
         return
     states = [s.value for s in JobState]
     short = {"waiting_external": "waiting", "completed": "done", "cancelled": "cancel"}
-    columns = ["queue", "paused", *(short.get(s, s) for s in states), "dlq", "oldest avail"]
+    columns = [
+        "queue",
+        "paused",
+        *(short.get(s, s) for s in states),
+        "dlq",
+        "oldest avail",
+        "keep done/dlq",
+    ]
     rows = (
         [
             d["queue"],
@@ -74,7 +129,12 @@ def queue_stats(args: argparse.Namespace, session: Session) -> None:
             *(str(d["counts"][s]) for s in states),
             f"{d['dlq_depth']}{'' if d['dlq_enabled'] else ' (off)'}",
             out.human_duration(d["oldest_available_age_s"]),
+            f"{_default(d['finished_retention_s'])}/{_default(d['dlq_retention_s'])}",
         ]
         for d in data
     )
     out.print_table(None, columns, rows, session.stdout)
+
+
+def _default(seconds: float | None) -> str:
+    return "default" if seconds is None else out.human_duration(seconds)

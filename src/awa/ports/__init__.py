@@ -1,6 +1,13 @@
 """Ports: what the runtime needs from a store and a clock, as ``typing.Protocol``."""
 
-from awa.ports.capabilities import AsyncInserts, Closes, InsertsOnConnection, Listens, Migrates
+from awa.ports.capabilities import (
+    AsyncInserts,
+    Closes,
+    InsertsOnConnection,
+    Listens,
+    Migrates,
+    Probes,
+)
 from awa.ports.clock import Clock, SystemClock
 from awa.ports.results import (
     Applied,
@@ -10,6 +17,7 @@ from awa.ports.results import (
     Finish,
     Heartbeat,
     JobsAvailable,
+    QueueSettings,
     QueueStats,
     Rescued,
     Stale,
@@ -41,6 +49,8 @@ __all__ = [
     "JobsAvailable",
     "Listens",
     "Migrates",
+    "Probes",
+    "QueueSettings",
     "QueueStats",
     "Rescued",
     "Stale",

@@ -13,7 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 from awa.domain import Job, NewJob
 from awa.ports.results import Event
 
-__all__ = ["AsyncInserts", "Closes", "InsertsOnConnection", "Listens", "Migrates"]
+__all__ = ["AsyncInserts", "Closes", "InsertsOnConnection", "Listens", "Migrates", "Probes"]
 
 
 @runtime_checkable
@@ -72,4 +72,22 @@ class AsyncInserts(Protocol):
 
     async def close_async(self) -> None:
         """Release what ``insert_async`` opened on this event loop."""
+        ...
+
+
+@runtime_checkable
+class Probes(Protocol):
+    """The store can say whether its database answers and whether its listener is connected
+    (``client.health_check()``, a worker's ``/readyz``). Without it: the store lives in the
+    process, so it always answers, and its hints cannot be lost."""
+
+    def ping(self) -> None:
+        """One bounded round trip to the database; ``DatabaseError`` saying why when it does
+        not answer (or the schema is not migrated)."""
+        ...
+
+    @property
+    def listening(self) -> bool:
+        """Whether the notification listener is connected now (``False`` when nobody
+        subscribed, or while it reconnects)."""
         ...

@@ -51,6 +51,7 @@ __all__ = [
     "check_listener",
     "check_new_jobs",
     "check_owner",
+    "check_queue_settings",
     "check_reason",
     "check_register_callback",
     "check_resolution",
@@ -162,6 +163,25 @@ def check_resolution(callback_id: object, resolution: object) -> None:
 def check_retention(older_than_s: object, limit: object) -> None:
     check_seconds("older_than", older_than_s)
     check_limit(limit)
+
+
+def check_queue_settings(
+    queue: object, dlq_enabled: object, finished_retention_s: object, dlq_retention_s: object
+) -> None:
+    """``configure_queue``: a queue and at least one setting; ``None`` leaves one as it is."""
+    check_queue(queue)
+    if dlq_enabled is not None:
+        check_flag("dlq_enabled", dlq_enabled)
+    for name, seconds in (
+        ("finished_retention", finished_retention_s),
+        ("dlq_retention", dlq_retention_s),
+    ):
+        if seconds is not None:
+            check_seconds(name, seconds, allow_zero=False)
+    if dlq_enabled is None and finished_retention_s is None and dlq_retention_s is None:
+        raise ValidationError(
+            "nothing to configure: give dlq_enabled, finished_retention_s or dlq_retention_s"
+        )
 
 
 def check_list_filter(state: object, kind: object, queue: object, limit: object) -> JobState | None:

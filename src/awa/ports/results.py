@@ -19,6 +19,7 @@ __all__ = [
     "Finish",
     "Heartbeat",
     "JobsAvailable",
+    "QueueSettings",
     "QueueStats",
     "Rescued",
     "Stale",
@@ -70,6 +71,20 @@ class Rescued:
 
 
 @attrs.frozen
+class QueueSettings:
+    """A queue's settings as the store holds them, shared by every process working the queue.
+
+    A retention of ``None`` means the queue has none of its own: the maintenance leader's
+    ``RuntimeConfig`` default applies."""
+
+    queue: str
+    paused: bool = False
+    dlq_enabled: bool = False
+    finished_retention_s: float | None = None
+    dlq_retention_s: float | None = None
+
+
+@attrs.frozen
 class QueueStats:
     queue: str
     counts: Mapping[JobState, int]
@@ -77,6 +92,9 @@ class QueueStats:
     paused: bool
     dlq_enabled: bool
     oldest_available_at: datetime | None
+    #: the queue's own retention periods (``QueueSettings``); ``None``: the leader's default
+    finished_retention_s: float | None = None
+    dlq_retention_s: float | None = None
 
 
 @attrs.frozen

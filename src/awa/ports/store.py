@@ -23,7 +23,7 @@ from typing import Protocol
 from awa.domain import DlqEntry, Job, JobState, Lease, NewJob, Resolution
 from awa.domain.defaults import CALLBACK_TIMEOUT_S, DEADLINE_S, STALENESS_S
 from awa.ports.clock import Clock
-from awa.ports.results import Finish, Heartbeat, QueueStats, Rescued, WriteResult
+from awa.ports.results import Finish, Heartbeat, QueueSettings, QueueStats, Rescued, WriteResult
 
 __all__ = [
     "BATCH_SIZE_MAX",
@@ -103,12 +103,14 @@ class ClaimStore(Protocol):
 
     def delete_finished(self, *, older_than_s: float, limit: int = 1000) -> int:
         """Retention: delete up to ``limit`` completed, failed or cancelled jobs (outside the
-        dead-letter queue) finalized more than ``older_than_s`` ago; returns how many."""
+        dead-letter queue) finalized longer ago than their queue's ``finished_retention_s``,
+        or ``older_than_s`` on a queue without one; returns how many."""
         ...
 
     def expire_dlq(self, *, older_than_s: float, limit: int = 1000) -> int:
-        """Row 21 by retention: delete up to ``limit`` dead-letter entries older than
-        ``older_than_s``; returns how many."""
+        """Row 21 by retention: delete up to ``limit`` dead-letter entries older than their
+        queue's ``dlq_retention_s``, or ``older_than_s`` on a queue without one; returns how
+        many."""
         ...
 
     def try_lead(self, owner: str, *, ttl_s: float) -> bool:
@@ -149,8 +151,22 @@ class ClaimStore(Protocol):
 
     def resume_queue(self, queue: str) -> None: ...
 
+    def configure_queue(
+        self,
+        queue: str,
+        *,
+        dlq_enabled: bool | None = None,
+        finished_retention_s: float | None = None,
+        dlq_retention_s: float | None = None,
+    ) -> QueueSettings:
+        """Store the settings given for ``queue`` (``None``: leave that one as it is) and
+        return all its settings. ``dlq_enabled``: whether ``failed`` outcomes move to the
+        dead-letter queue; the retentions override the maintenance leader's defaults for this
+        queue. At least one setting must be given."""
+        ...
+
     def set_dlq_enabled(self, queue: str, enabled: bool) -> None:
-        """Whether ``failed`` outcomes on ``queue`` move to the dead-letter queue."""
+        """``configure_queue(queue, dlq_enabled=enabled)``."""
         ...
 
     def queue_stats(self) -> list[QueueStats]: ...

@@ -7,7 +7,7 @@ import warnings
 import attrs
 
 from awa.domain import ValidationError
-from awa.domain.validation import check_queue, check_seconds
+from awa.domain.validation import check_flag, check_queue, check_seconds
 from awa.ports import BATCH_SIZE_MAX, DEFAULT_DEADLINE_S, DEFAULT_STALENESS_S
 
 __all__ = ["CONCURRENCY_DEFAULT", "CONCURRENCY_MAX", "QueueConfig", "RuntimeConfig"]
@@ -28,6 +28,10 @@ def _concurrency(value: int) -> int:
     return value
 
 
+def _dlq_enabled(value: bool | None) -> bool | None:
+    return None if value is None else check_flag("dlq_enabled", value)
+
+
 def _deadline_s(value: float) -> float:
     return check_seconds("deadline_duration", value)
 
@@ -43,7 +47,9 @@ class QueueConfig:
     queue: str = attrs.field(converter=check_queue)
     concurrency: int = attrs.field(default=CONCURRENCY_DEFAULT, converter=_concurrency)
     deadline_duration_s: float = attrs.field(default=DEFAULT_DEADLINE_S, converter=_deadline_s)
-    dlq_enabled: bool = False
+    #: route this queue's failures to the dead-letter queue (stored with the queue, for every
+    #: process); ``None`` leaves the stored setting as it is
+    dlq_enabled: bool | None = attrs.field(default=None, converter=_dlq_enabled)
     heartbeat_interval_s: float = attrs.field(default=30.0, converter=_interval_s)
     heartbeat_staleness_s: float = attrs.field(default=DEFAULT_STALENESS_S, converter=_interval_s)
     poll_interval_s: float = attrs.field(default=1.0, converter=_interval_s)

@@ -14,6 +14,7 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
@@ -28,10 +29,17 @@ from awa.runtime.observe import AttemptEnd, Ending, Observers
 from awa.runtime.outcomes import outcome_from_exception, outcome_from_return
 from awa.runtime.registry import Task, TaskRegistry
 from awa.runtime.serialization import load_args
+from awa.tracing import attempt_span
 
 __all__ = ["Dispatch", "ended_without_write"]
 
 log = logging.getLogger("awa.runtime")
+
+
+def _span(attempt: Attempt) -> AbstractContextManager[object]:
+    """The attempt's trace span, child of the inserting span (``awa.tracing``)."""
+    job = attempt.claimed
+    return attempt_span(job.id, job.kind, job.queue, job.attempt, job.metadata)
 
 
 def ended_without_write(
@@ -102,7 +110,9 @@ class Dispatch:
     async def _run_async(self, attempt: Attempt, task: Task, args: Any) -> None:
         outcome: Outcome | None
         try:
-            outcome = outcome_from_return(await task.handler(Job(attempt, args, self.services)))
+            with _span(attempt):
+                returned = await task.handler(Job(attempt, args, self.services))
+            outcome = outcome_from_return(returned)
         except (AttemptEnded, asyncio.CancelledError):
             outcome = None
         except BaseException as exc:  # a handler's panic must not take the runtime down
@@ -111,7 +121,9 @@ class Dispatch:
 
     def _run_sync(self, attempt: Attempt, task: Task, args: Any) -> Outcome | None:
         try:
-            return outcome_from_return(task.handler(SyncJob(attempt, args, self.services)))
+            with _span(attempt):
+                returned = task.handler(SyncJob(attempt, args, self.services))
+            return outcome_from_return(returned)
         except AttemptEnded:
             return None
         except BaseException as exc:  # e.g. SystemExit in a handler thread: a panic

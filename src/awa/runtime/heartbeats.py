@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from awa.domain import AwaError, JobState
-from awa.ports import Applied, ClaimStore, Heartbeat, Stale, StaleReason, WriteResult
+from awa.ports import Applied, ClaimStore, Clock, Heartbeat, Stale, StaleReason, WriteResult
 from awa.runtime.attempt_table import AttemptTable
 from awa.runtime.attempts import Attempt
 from awa.runtime.store_calls import StoreCalls
@@ -96,9 +96,13 @@ class OffLoopHeartbeats:
     """Drives a ``HeartbeatService`` from a daemon thread every ``interval_s`` of real time;
     results are handed back to the loop."""
 
-    def __init__(self, service: HeartbeatService, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, service: HeartbeatService, loop: asyncio.AbstractEventLoop, clock: Clock
+    ) -> None:
         self.service = service
         self.loop = loop
+        self.clock = clock
+        self.succeeded_at: datetime | None = None  # the last round that wrote (or had none)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="awa-heartbeat", daemon=True)
 
@@ -111,8 +115,10 @@ class OffLoopHeartbeats:
     def _run(self) -> None:
         service = self.service
         while not self._stop.wait(service.interval_s):
+            started_at = self.clock.now()
             attempts, beats = service.collect()
             if not beats:
+                self.succeeded_at = started_at
                 continue
             try:
                 results = service.store.heartbeat(beats)
@@ -120,6 +126,7 @@ class OffLoopHeartbeats:
                 service.restore(attempts, beats)
                 log.warning("heartbeat of %d attempts failed: %s", len(beats), exc)
                 continue
+            self.succeeded_at = started_at
             with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
                 self.loop.call_soon_threadsafe(service.apply, attempts, results)
 

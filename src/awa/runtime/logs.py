@@ -54,6 +54,9 @@ class AttemptLog(Observer):
         why = f": {end.error}" if end.error else ""
         if end.ending is Ending.STALE and end.stale_reason is not None:
             why = f": the attempt no longer owned the job ({end.stale_reason})"
+        elif end.ending is Ending.RELEASED and end.job is not None:
+            why += f"; now {end.job.state.value}"  # retryable at once, or failed when spent
+        fields = _fields(end)
         log.log(
             level,
             "job %s (%s, queue %s) attempt %s/%s %s after %.3fs%s",
@@ -63,9 +66,9 @@ class AttemptLog(Observer):
             end.attempt,
             end.max_attempts,
             end.ending.value,
-            end.handler_s,
+            fields["duration_s"],  # the line and its field say the same
             why,
-            extra=_fields(end),
+            extra=fields,
         )
 
     def maintained(self, report: MaintenanceReport, rescued: Sequence[Rescued]) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -65,3 +65,19 @@ class TaskRegistry:
 
     def queues(self) -> set[str]:
         return {task.queue for task in self._by_kind.values()}
+
+    def check_workable(self, queues: Sequence[str]) -> None:
+        """Refuse to work ``queues`` when no task is registered, or when one of them is the
+        queue of no task: every job claimed there would fail as an unknown kind."""
+        declared = self.queues()
+        if not declared:
+            raise ValidationError(
+                "no task is registered: add a handler with @client.task(ArgsType, queue=...)"
+                " before starting workers"
+            )
+        missing = [queue for queue in queues if queue not in declared]
+        if missing:
+            raise ValidationError(
+                f"no task is registered on queue {missing[0]!r}: its jobs would fail as unknown"
+                f" kinds (tasks are registered on {', '.join(sorted(declared))})"
+            )

@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from awa.domain import AwaError, Lease
+from awa.domain import AwaError, Lease, ValidationError
 from awa.domain import Job as JobRecord
 from awa.ports import (
     Applied,
@@ -74,7 +74,8 @@ class Runtime:
         """``observers`` hear every event of the worker (``awa.runtime.observe``), after the
         per-attempt log lines (``awa.runtime.logs.AttemptLog``) that every worker writes."""
         if not queues:
-            raise ValueError("start needs at least one (queue, concurrency) pair")
+            raise ValidationError("start needs at least one (queue, concurrency) pair")
+        registry.check_workable([q.queue for q in queues])
         self.store = store
         self.registry = registry
         self.clock = clock
@@ -151,6 +152,7 @@ class Runtime:
         self._loop_watch: LoopWatch | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._unsubscribe: Callable[[], None] | None = None
+        self._stopping = False
 
     # -- lifecycle --------------------------------------------------------------------------
     async def start(self) -> None:
@@ -164,14 +166,17 @@ class Runtime:
         self._loop = asyncio.get_running_loop()
         self.table.attach()
         for queue in self.queues.values():
-            await self.store_call(self.store.set_dlq_enabled, queue.queue, queue.dlq_enabled)
+            if queue.dlq_enabled is not None:  # only when asked: the setting is the queue's
+                await self.store_call(
+                    self.store.configure_queue, queue.queue, dlq_enabled=queue.dlq_enabled
+                )
         if isinstance(self.store, Listens):  # else claims, cancels and callbacks are polled
             # off the loop: on PostgreSQL this opens the listening connection, waits for LISTEN
             listen = self.store.subscribe
             self._unsubscribe = await self.store_call(listen, self._on_event_threadsafe)
         self.scheduler.attach(self.clock.now())
         if self._real_time:
-            self._off_loop_heartbeats = OffLoopHeartbeats(self._heartbeats, self._loop)
+            self._off_loop_heartbeats = OffLoopHeartbeats(self._heartbeats, self._loop, self.clock)
             self._off_loop_heartbeats.start()
             self._loop_watch = LoopWatch(
                 self._loop, self.config.loop_block_warning_s, self.table.of_task
@@ -184,6 +189,7 @@ class Runtime:
         ``timeout`` seconds; flush their outcomes. Handlers still running then are cancelled
         (async) or left to return into nothing (sync), and their attempts are released
         (row 22): another worker takes them at once, each with the attempt counted."""
+        self._stopping = True
         for claimer in self._claimers.values():
             claimer.draining = True
         # a claim already on its way may still start handlers: let it land first
@@ -244,6 +250,29 @@ class Runtime:
             await self.store_call(self._maintenance.resign)
         self.store_call.shutdown()
         self.dispatch.shutdown()
+
+    # -- health (``awa.runtime.health``) -----------------------------------------------------
+    @property
+    def working(self) -> bool:
+        """Started, and not shutting down."""
+        return self.scheduler.running and not self._stopping
+
+    @property
+    def scheduler_alive(self) -> bool:
+        """The scheduling loop runs, or this runtime never started it or stopped it on
+        purpose (a crashed loop is the one thing a restart would cure)."""
+        return self.scheduler.running or not self.scheduler.crashed
+
+    def succeeded_at(self) -> dict[str, datetime | None]:
+        """When each service last ran without failing, heartbeats included."""
+        runs = self.scheduler.succeeded_at()
+        if self._off_loop_heartbeats is not None:
+            runs["heartbeat"] = self._off_loop_heartbeats.succeeded_at
+        return runs
+
+    def slots(self) -> dict[str, tuple[int, int]]:
+        """``(in use, concurrency)`` of each queue."""
+        return {name: (self.table.running(name), q.concurrency) for name, q in self.queues.items()}
 
     # -- the scheduler's surface (a simulation drives it step by step) -----------------------
     def ready_services(self, now: datetime) -> list[str]:

@@ -40,6 +40,7 @@ class _Slot:
     due_at: datetime | None = None
     woken: bool = False
     task: asyncio.Task[None] | None = None
+    succeeded_at: datetime | None = None  # when its last run that did not raise started
 
 
 class Scheduler:
@@ -66,6 +67,21 @@ class Scheduler:
 
     def service(self, name: str) -> Service:
         return self._slots[name].service
+
+    def succeeded_at(self) -> dict[str, datetime | None]:
+        """When each service's last successful run started (``None``: none yet)."""
+        return {name: slot.succeeded_at for name, slot in self._slots.items()}
+
+    @property
+    def running(self) -> bool:
+        """Whether the scheduling loop runs (started, not stopped, not crashed)."""
+        return self._task is not None and not self._task.done()
+
+    @property
+    def crashed(self) -> bool:
+        """Whether the scheduling loop ended by itself, with an error."""
+        task = self._task
+        return task is not None and task.done() and not task.cancelled()
 
     # -- choosing and running ---------------------------------------------------------------
     def ready(self, now: datetime) -> list[str]:
@@ -96,6 +112,8 @@ class Scheduler:
         except Exception:
             log.exception("%s failed; retrying in %ss", name, ERROR_BACKOFF_S)
             delay_s = ERROR_BACKOFF_S
+        else:
+            slot.succeeded_at = now
         slot.due_at = None if delay_s is None else now + timedelta(seconds=delay_s)
 
     async def _schedule(self) -> None:

@@ -34,6 +34,7 @@ from awa.ports import (
     Finish,
     Heartbeat,
     JobsAvailable,
+    QueueSettings,
     QueueStats,
     Stale,
     StaleReason,
@@ -76,6 +77,8 @@ class _SortedKeys:
 class _QueueSettings:
     paused: bool = False
     dlq_enabled: bool = False
+    finished_retention_s: float | None = None
+    dlq_retention_s: float | None = None
 
 
 class MemoryStore(StoreCore):
@@ -180,6 +183,20 @@ class MemoryStore(StoreCore):
         settings = self._queues.get(queue)
         return settings is not None and settings.dlq_enabled
 
+    def _retention_cutoffs(
+        self, older_than_s: float, retention: str
+    ) -> tuple[Callable[[str], datetime], datetime]:
+        """The cutoff of each queue (its own ``retention`` setting, else ``older_than_s``
+        ago) and the latest of them all, where a walk in time order can stop."""
+        now = self.clock.now()
+        default = now - timedelta(seconds=older_than_s)
+        cutoffs = {
+            name: now - timedelta(seconds=seconds)
+            for name, settings in self._queues.items()
+            if (seconds := getattr(settings, retention)) is not None
+        }
+        return (lambda queue: cutoffs.get(queue, default)), max([default, *cutoffs.values()])
+
     # -- producers -----------------------------------------------------------------------------
     def _insert(self, jobs: Sequence[NewJob]) -> list[Job]:
         with self._tx():
@@ -266,22 +283,23 @@ class MemoryStore(StoreCore):
 
     def _delete_finished(self, older_than_s: float, limit: int) -> int:
         with self._tx():
-            cutoff = self.clock.now() - timedelta(seconds=older_than_s)
+            cutoff, latest = self._retention_cutoffs(older_than_s, "finished_retention_s")
             expired: list[int] = []
             for finalized_at, job_id in self._finished_order.from_prefix(()):
-                if finalized_at >= cutoff or len(expired) == limit:
+                if finalized_at >= latest or len(expired) == limit:
                     break
-                expired.append(job_id)
+                if finalized_at < cutoff(self._jobs[job_id].queue):
+                    expired.append(job_id)
             for job_id in expired:
                 self._remove(job_id)
             return len(expired)
 
     def _expire_dlq(self, older_than_s: float, limit: int) -> int:
         with self._tx():
-            cutoff = self.clock.now() - timedelta(seconds=older_than_s)
-            expired = [e.job.id for e in self._dlq_matching(None, None) if e.dlq_at < cutoff][
-                :limit
-            ]
+            cutoff, _ = self._retention_cutoffs(older_than_s, "dlq_retention_s")
+            expired = [
+                e.job.id for e in self._dlq_matching(None, None) if e.dlq_at < cutoff(e.job.queue)
+            ][:limit]
             for job_id in expired:
                 del self._dlq[job_id]
             return len(expired)
@@ -348,9 +366,22 @@ class MemoryStore(StoreCore):
         with self._tx():
             self._settings(queue).paused = paused
 
-    def _set_dlq_enabled(self, queue: str, enabled: bool) -> None:
+    def _configure_queue(
+        self,
+        queue: str,
+        dlq_enabled: bool | None,
+        finished_retention_s: float | None,
+        dlq_retention_s: float | None,
+    ) -> QueueSettings:
         with self._tx():
-            self._settings(queue).dlq_enabled = enabled
+            settings = self._settings(queue)
+            if dlq_enabled is not None:
+                settings.dlq_enabled = dlq_enabled
+            if finished_retention_s is not None:
+                settings.finished_retention_s = finished_retention_s
+            if dlq_retention_s is not None:
+                settings.dlq_retention_s = dlq_retention_s
+            return QueueSettings(queue, **attrs.asdict(settings))
 
     def _queue_stats(self) -> list[QueueStats]:
         with self._tx():
@@ -377,6 +408,8 @@ class MemoryStore(StoreCore):
                             (j.run_at for j in jobs if j.state is JobState.AVAILABLE),
                             default=None,
                         ),
+                        finished_retention_s=settings.finished_retention_s,
+                        dlq_retention_s=settings.dlq_retention_s,
                     )
                 )
             return stats

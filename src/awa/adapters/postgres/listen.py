@@ -104,6 +104,7 @@ class _ListenThread:
         self.ready = threading.Event()
         self.first_error: BaseException | None = None
         self.connections = 0  # opened so far (for tests and diagnostics)
+        self.connected = False  # LISTENing now (for health checks)
         self._attempted = threading.Event()
         self.thread = threading.Thread(target=self._run, name="awa-listen", daemon=True)
 
@@ -141,20 +142,23 @@ class _ListenThread:
                     with self._bounded(conn, "listening for notifications"):
                         for channel in (WAKEUP_CHANNEL, CANCEL_CHANNEL, CALLBACK_CHANNEL):
                             conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
+                    if self.ready.is_set():
+                        log.info("notification connection restored")
                     self.ready.set()
                     self._attempted.set()
+                    self.connected = True
                     backoff_s = BACKOFF_MIN_S
                     self._listen(conn)
             except Exception as exc:  # connection lost, server restarting: try again
+                was_connected, self.connected = self.connected, False
                 if not self._attempted.is_set():
                     self.first_error = exc
                     self._attempted.set()
                     return
                 if self.stopping.is_set():
                     return
-                log.warning(
-                    "notification connection lost (%s); reconnecting in %ss", exc, backoff_s
-                )
+                if was_connected:  # once per outage, not once per failed attempt
+                    log.warning("notification connection lost (%s); reconnecting", exc)
                 self.stopping.wait(backoff_s)
                 backoff_s = min(backoff_s * 2, BACKOFF_MAX_S)
 
@@ -233,6 +237,12 @@ class Subscriptions:
         """Whether a thread is listening (for tests and diagnostics)."""
         with self._lock:
             return self._thread is not None and self._thread.thread.is_alive()
+
+    @property
+    def connected(self) -> bool:
+        """Whether the listening connection is up now (not reconnecting)."""
+        with self._lock:
+            return self._thread is not None and self._thread.connected
 
     def close(self, join_s: float = 2.0) -> None:
         """Drop every listener and stop the thread (waiting up to ``join_s``)."""

@@ -60,7 +60,7 @@ from awa.adapters.postgres.enqueue import insert_jobs, insert_jobs_async, insert
 from awa.adapters.postgres.listen import Subscriptions, pool_connector
 from awa.adapters.postgres.loop_inserts import LoopInserts
 from awa.domain import Complete, DlqEntry, Job, JobState, Lease, NewJob, ValidationError
-from awa.ports import Applied, Clock, Event, Finish, QueueStats, WriteResult
+from awa.ports import Applied, Clock, Event, Finish, QueueSettings, QueueStats, WriteResult
 from awa.ports.checks import check_listener, check_new_jobs
 
 __all__ = ["PostgresStore"]
@@ -335,6 +335,18 @@ class PostgresStore(StoreCore):
             ).fetchone()
         return None if row is None else str(row[0])
 
+    # -- health ---------------------------------------------------------------------------------
+    def ping(self) -> None:
+        """One round trip on a pooled connection (``awa.ports.Probes``), bounded like every
+        call; it also checks the schema on a store's first call."""
+        with self._statement("pinging the database") as cur:
+            cur.execute(SQL["ping"])
+
+    @property
+    def listening(self) -> bool:
+        """Whether the notification connection is up (``awa.ports.Probes``)."""
+        return self._subscriptions.connected
+
     # -- wake-ups -------------------------------------------------------------------------------
     def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
         """Hints from ``LISTEN`` on a dedicated connection (see ``listen.py``); the ``LISTEN``
@@ -368,9 +380,23 @@ class PostgresStore(StoreCore):
             if not paused:
                 tx.cur.execute(SQL["notify_wakeup"], {"queues": [queue]})
 
-    def _set_dlq_enabled(self, queue: str, enabled: bool) -> None:
+    def _configure_queue(
+        self,
+        queue: str,
+        dlq_enabled: bool | None,
+        finished_retention_s: float | None,
+        dlq_retention_s: float | None,
+    ) -> QueueSettings:
+        params = {
+            "queue": queue,
+            "dlq_enabled": dlq_enabled,
+            "finished_retention": _seconds(finished_retention_s),
+            "dlq_retention": _seconds(dlq_retention_s),
+        }
         with self._statement("configuring a queue") as cur:
-            cur.execute(SQL["set_queue_dlq_enabled"], {"queue": queue, "dlq_enabled": enabled})
+            row = cur.execute(SQL["configure_queue"], params).fetchone()
+        assert row is not None  # an upsert always returns its row
+        return QueueSettings(*row)
 
     def _queue_stats(self) -> list[QueueStats]:
         with self._statement("reading queue statistics") as cur:
@@ -383,8 +409,19 @@ class PostgresStore(StoreCore):
                 paused=paused,
                 dlq_enabled=dlq_enabled,
                 oldest_available_at=utc(oldest),
+                finished_retention_s=finished_retention_s,
+                dlq_retention_s=dlq_retention_s,
             )
-            for queue, by_state, dlq_depth, paused, dlq_enabled, oldest in rows
+            for (
+                queue,
+                by_state,
+                dlq_depth,
+                paused,
+                dlq_enabled,
+                oldest,
+                finished_retention_s,
+                dlq_retention_s,
+            ) in rows
         ]
 
     # -- the dead-letter queue ------------------------------------------------------------------
@@ -403,6 +440,10 @@ class PostgresStore(StoreCore):
         with self._statement("purging the dead-letter queue") as cur:
             cur.execute(SQL["purge_dlq"], {"queue": queue, "kind": kind})
             return cur.rowcount
+
+
+def _seconds(seconds: float | None) -> timedelta | None:
+    return None if seconds is None else timedelta(seconds=seconds)
 
 
 def _due_order(job: Job) -> tuple[datetime, int]:

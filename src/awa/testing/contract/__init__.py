@@ -27,6 +27,7 @@ mixin                      module                area
 ``DlqContract``            ``dlq``               the dead-letter queue
 ``HintContract``           ``hints``             subscribe and its wake-up hints
 ``MaintenanceContract``    ``maintenance``       promote, retention, leadership
+``QueueSettingsContract``  ``queue_settings``    configure_queue, retention per queue
 ``RefusalContract``        ``refusals``          one table of refused inputs, every verb
 =========================  ====================  ============================================
 """
@@ -42,6 +43,7 @@ from awa.testing.contract.insert_claim import InsertClaimContract
 from awa.testing.contract.maintenance import MaintenanceContract
 from awa.testing.contract.operators import OperatorContract
 from awa.testing.contract.outcomes import OutcomeContract
+from awa.testing.contract.queue_settings import QueueSettingsContract
 from awa.testing.contract.refusals import REFUSALS, Given, Refusal, RefusalContract
 from awa.testing.contract.rescue import RescueContract
 from awa.testing.contract.table import TableContract
@@ -58,6 +60,7 @@ __all__ = [
     "MaintenanceContract",
     "OperatorContract",
     "OutcomeContract",
+    "QueueSettingsContract",
     "Refusal",
     "RefusalContract",
     "RescueContract",
@@ -77,6 +80,7 @@ class ClaimStoreContract(
     DlqContract,
     HintContract,
     MaintenanceContract,
+    QueueSettingsContract,
     RefusalContract,
 ):
     """Pytest mix-in: the whole ``ClaimStore`` contract."""

@@ -102,6 +102,7 @@ LEADER = "leader"
 TTL = "ttl"
 REASON = "reason"
 NO_FILTER = "give a queue or kind"
+RETENTION = "retention must be"
 
 REFUSALS: tuple[Refusal, ...] = (
     # -- insert ------------------------------------------------------------------------------
@@ -208,6 +209,19 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("resume_queue", "empty queue", QUEUE, ""),
     _row("set_dlq_enabled", "empty queue", QUEUE, "", True),
     _row("set_dlq_enabled", "enabled a string", FLAG, "default", "yes"),
+    _row("configure_queue", "nothing to set", "nothing to configure", "default"),
+    _row("configure_queue", "queue with spaces", QUEUE, "a queue", dlq_enabled=True),
+    _row("configure_queue", "dlq_enabled a string", FLAG, "default", dlq_enabled="on"),
+    _row("configure_queue", "finished retention 0", RETENTION, "default", finished_retention_s=0),
+    _row("configure_queue", "dlq retention NaN", RETENTION, "dead", dlq_retention_s=float("nan")),
+    _row(
+        "configure_queue",
+        "good setting beside a bad one",
+        RETENTION,
+        "dead",
+        dlq_enabled=False,
+        dlq_retention_s=-1,
+    ),
     # -- the dead-letter queue ---------------------------------------------------------------
     _row("move_to_dlq", "job id a string", JOB_ID, "1", reason="x"),
     _row("move_to_dlq", "blank reason", REASON, FAILED, reason="  "),

@@ -37,6 +37,7 @@ from awa.ports import (
     Heartbeat,
     JobsAvailable,
     Listens,
+    QueueSettings,
     QueueStats,
     Rescued,
     Stale,
@@ -281,6 +282,9 @@ class RecordingStore:
     def resume_queue(self, queue: str) -> None:
         self.store.resume_queue(queue)
         self.note(f"operator resume {queue}")
+
+    def configure_queue(self, queue: str, **settings: Any) -> QueueSettings:
+        return self.store.configure_queue(queue, **settings)
 
     def set_dlq_enabled(self, queue: str, enabled: bool) -> None:
         self.store.set_dlq_enabled(queue, enabled)

@@ -52,6 +52,8 @@ __all__ = ["Faults", "Simulation", "SimulationReport"]
 
 QUEUES = ("default", "bulk")
 DLQ_QUEUES = frozenset({"default"})
+#: the kind of the simulated jobs on each queue (one task per queue)
+KINDS = {"default": "sim", "bulk": "sim_bulk"}
 _TEN_YEARS_S = 10 * 365 * 24 * 3600.0
 _SETTLE_YIELDS = 6
 
@@ -199,7 +201,8 @@ class Simulation:
             self.clock,
         )
         self.registry = TaskRegistry()
-        self.registry.add(dict, self._handle, queue="default", kind="sim")
+        for queue, kind in KINDS.items():  # a worker refuses a queue that is no task's
+            self.registry.add(dict, self._handle, queue=queue, kind=kind)
         self.processes: list[_Process] = []
         self.gates: dict[Lease, asyncio.Future[str]] = {}
         self.hung: set[Lease] = set()
@@ -490,17 +493,19 @@ class Simulation:
 
     def _insert_jobs(self) -> None:
         now, rng = self.clock.now(), self.rng
-        batch = [
-            NewJob(
-                kind="sim",
+
+        def new_job(n: int) -> NewJob:
+            queue = rng.choice(QUEUES)
+            return NewJob(
+                kind=KINDS[queue],
                 args={"n": n},
-                queue=rng.choice(QUEUES),
+                queue=queue,
                 priority=rng.randint(1, 4),
                 max_attempts=rng.randint(1, 5),
                 run_at=now + timedelta(seconds=rng.choice([0, 0, 0, 10, 60])),
             )
-            for n in range(self.jobs)
-        ]
+
+        batch = [new_job(n) for n in range(self.jobs)]
         for start in range(0, len(batch), 1000):
             self.store.insert(batch[start : start + 1000])
 

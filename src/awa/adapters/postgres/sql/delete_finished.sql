@@ -1,17 +1,23 @@
 -- Purpose: retention: delete up to `limit` terminal jobs (outside the dead-letter queue)
---   finalized before now - older_than; the row count is the answer.
+--   finalized longer ago than their queue's finished_retention (older_than for a queue
+--   without one); the row count is the answer.
 -- Parameters: now (timestamptz, NULL = the database clock), older_than interval, limit int.
 -- Transition: none of the table's (terminal rows leave the store; DLQ entries are
 --   expire_dlq.sql's).
--- Index: jobs_finished_idx (finalized_at, id) WHERE state IN (completed, failed, cancelled).
+-- Index: jobs_finished_idx (finalized_at, id) WHERE state IN (completed, failed, cancelled),
+--   scanned up to the latest cutoff of any queue (the shortest retention, an InitPlan over
+--   the few rows of awa.queues); each row is then held to its own queue's cutoff.
 --   Bounded by LIMIT; SKIP LOCKED so it never waits on (or deadlocks with) an operator retry
 --   holding a row; the DELETE re-checks the state.
-WITH t AS (
-    SELECT coalesce(%(now)s::timestamptz, now()) - %(older_than)s::interval AS cutoff
-), expired AS (
+WITH expired AS (
     SELECT j.id
-    FROM awa.jobs AS j, t
-    WHERE j.state IN ('completed', 'failed', 'cancelled') AND j.finalized_at < t.cutoff
+    FROM awa.jobs AS j
+    LEFT JOIN awa.queues AS q ON q.queue = j.queue
+    WHERE j.state IN ('completed', 'failed', 'cancelled')
+      AND j.finalized_at < coalesce(%(now)s::timestamptz, now())
+            - least(%(older_than)s::interval, (SELECT min(finished_retention) FROM awa.queues))
+      AND j.finalized_at < coalesce(%(now)s::timestamptz, now())
+            - coalesce(q.finished_retention, %(older_than)s::interval)
     ORDER BY j.finalized_at, j.id
     LIMIT %(limit)s
     FOR UPDATE OF j SKIP LOCKED

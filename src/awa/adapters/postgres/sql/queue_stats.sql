@@ -1,4 +1,5 @@
--- Purpose: per queue: job counts by state, dead-letter depth, settings, oldest available job.
+-- Purpose: per queue: job counts by state, dead-letter depth, settings (retentions in
+--   seconds, NULL: the leader's default), oldest available job.
 --   Every queue that has jobs, dead-letter entries or settings appears, in name order.
 -- Parameters: none.
 -- Transition: none (read only).
@@ -16,7 +17,8 @@ WITH counts AS (
     SELECT queue FROM counts UNION SELECT queue FROM dlq UNION SELECT queue FROM awa.queues
 )
 SELECT n.queue, coalesce(c.by_state, '{}'::jsonb), coalesce(d.depth, 0),
-       coalesce(q.paused, false), coalesce(q.dlq_enabled, false), c.oldest_available_at
+       coalesce(q.paused, false), coalesce(q.dlq_enabled, false), c.oldest_available_at,
+       extract(epoch FROM q.finished_retention)::float8, extract(epoch FROM q.dlq_retention)::float8
 FROM names AS n
 LEFT JOIN counts AS c ON c.queue = n.queue
 LEFT JOIN dlq AS d ON d.queue = n.queue

@@ -1,0 +1,120 @@
+"""The contract of a queue's stored settings: ``configure_queue`` and the retention it sets.
+
+A setting given is stored and every other one left as it was; ``queue_stats`` shows them all;
+``delete_finished`` and ``expire_dlq`` hold each queue to its own retention, and queues
+without one to the period the caller passes.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from awa.adapters.memory import ManualClock
+from awa.domain import Complete, Fail, JobNotFound, NewJob
+from awa.ports import ClaimStore, QueueSettings
+from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish
+
+__all__ = ["QueueSettingsContract"]
+
+DAY_S = 86_400.0
+
+
+def _stats(store: ClaimStore, queue: str) -> tuple[object, ...]:
+    [stats] = [s for s in store.queue_stats() if s.queue == queue]
+    return (stats.paused, stats.dlq_enabled, stats.finished_retention_s, stats.dlq_retention_s)
+
+
+def _finished(store: ClaimStore, queue: str, outcome: object = None) -> int:
+    [job] = store.insert([NewJob(kind="k", queue=queue)])
+    _finish(store, _claim_one(store, queue).lease, outcome or Complete())
+    return job.id
+
+
+class QueueSettingsContract(StoreFixtures):
+    """``configure_queue``: settings that stay as set, and retention per queue."""
+
+    def test_configure_queue_stores_what_is_given_and_returns_every_setting(
+        self, store: ClaimStore
+    ) -> None:
+        assert store.configure_queue("mail", dlq_enabled=True) == QueueSettings("mail", False, True)
+        assert _stats(store, "mail") == (False, True, None, None)
+        assert store.configure_queue("mail", finished_retention_s=3600) == QueueSettings(
+            "mail", False, True, 3600.0, None
+        )
+        assert store.configure_queue("mail", dlq_retention_s=7 * DAY_S, dlq_enabled=False) == (
+            QueueSettings("mail", False, False, 3600.0, 7 * DAY_S)
+        )
+        assert _stats(store, "mail") == (False, False, 3600.0, 7 * DAY_S)
+
+    def test_a_setting_left_out_is_left_as_it_was(self, store: ClaimStore) -> None:
+        store.configure_queue("mail", dlq_enabled=True, finished_retention_s=60)
+        store.pause_queue("mail")
+        settings = store.configure_queue("mail", dlq_retention_s=120)
+        assert settings == QueueSettings("mail", True, True, 60.0, 120.0)
+        store.resume_queue("mail")
+        store.set_dlq_enabled("mail", False)
+        assert _stats(store, "mail") == (False, False, 60.0, 120.0)
+
+    def test_a_queue_never_configured_has_the_defaults(self, store: ClaimStore) -> None:
+        store.insert([NewJob(kind="k", queue="plain")])
+        assert _stats(store, "plain") == (False, False, None, None)
+
+    def test_dlq_routing_set_by_configure_queue_decides_where_failures_go(
+        self, store: ClaimStore
+    ) -> None:
+        store.configure_queue("d", dlq_enabled=True)
+        dead = _finished(store, "d", Fail("x", terminal=True))
+        assert [e.job.id for e in store.list_dlq(queue="d")] == [dead]
+        store.configure_queue("d", dlq_enabled=False)
+        kept = _finished(store, "d", Fail("x", terminal=True))
+        assert [j.id for j in store.list_jobs(queue="d")] == [kept]
+
+    def test_delete_finished_holds_each_queue_to_its_own_retention(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        store.configure_queue("brief", finished_retention_s=10)
+        store.configure_queue("long", finished_retention_s=1000)
+        brief, long, plain = (_finished(store, q) for q in ("brief", "long", "plain"))
+        clock.advance(50)
+        assert store.delete_finished(older_than_s=100) == 1  # brief only: 50 s > 10 s
+        with pytest.raises(JobNotFound):
+            store.get_job(brief)
+        clock.advance(100)
+        assert store.delete_finished(older_than_s=100) == 1  # plain: 150 s > the default
+        with pytest.raises(JobNotFound):
+            store.get_job(plain)
+        assert store.get_job(long).id == long  # 150 s < its own 1000 s
+        clock.advance(900)
+        assert store.delete_finished(older_than_s=100) == 1
+
+    def test_delete_finished_by_queue_retention_stays_bounded_and_in_age_order(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        store.configure_queue("brief", finished_retention_s=1)
+        first = _finished(store, "brief")
+        clock.advance(5)
+        second = _finished(store, "brief")
+        clock.advance(5)
+        assert store.delete_finished(older_than_s=3600, limit=1) == 1
+        with pytest.raises(JobNotFound):
+            store.get_job(first)
+        assert store.get_job(second).id == second
+        assert store.delete_finished(older_than_s=3600, limit=1) == 1
+
+    def test_expire_dlq_holds_each_queue_to_its_own_retention(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        store.configure_queue("brief", dlq_enabled=True, dlq_retention_s=10)
+        store.configure_queue("plain", dlq_enabled=True)
+        store.configure_queue("long", dlq_enabled=True, dlq_retention_s=1000)
+        for queue in ("brief", "plain", "long"):
+            _finished(store, queue, Fail("x", terminal=True))
+        clock.advance(50)
+        assert store.expire_dlq(older_than_s=100) == 1
+        assert store.list_dlq(queue="brief") == []
+        clock.advance(100)
+        assert store.expire_dlq(older_than_s=100) == 1
+        assert store.list_dlq(queue="plain") == []
+        assert len(store.list_dlq(queue="long")) == 1
+        clock.advance(900)
+        assert store.expire_dlq(older_than_s=100) == 1

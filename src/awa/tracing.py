@@ -1,0 +1,72 @@
+"""Traces that cross the queue: the span that inserts a job is the parent of every attempt.
+
+An insert made inside a valid span stores that span's W3C ``traceparent`` (and
+``tracestate``, if any) in the job's metadata, under those names; each attempt then runs its
+handler inside a span named ``awa.job KIND`` (kind ``CONSUMER``), child of the stored
+context, with the job's id, kind, queue and attempt as attributes. A handler's own spans
+become children of that span, and a handler that raises marks it as an error.
+
+This uses OpenTelemetry's API when it is installed (``pip install 'awa[metrics]'``) and does
+nothing otherwise. Until the application configures a tracer provider (the SDK's, or any
+other) no span is started at all, so an untraced worker pays one ``isinstance`` per attempt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
+
+__all__ = ["TRACEPARENT", "TRACESTATE", "attempt_span", "with_trace_context"]
+
+#: the metadata keys an insert stores the inserting span's context under
+TRACEPARENT = "traceparent"
+TRACESTATE = "tracestate"
+
+try:
+    from opentelemetry import trace
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+except ImportError:  # pragma: no cover - the metrics extra is not installed
+    trace = None  # type: ignore[assignment]
+else:
+    _PROPAGATOR = TraceContextTextMapPropagator()
+    _UNCONFIGURED = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
+
+
+def with_trace_context(metadata: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``metadata`` plus the current span's trace context, when there is a valid span and
+    the caller did not set a ``traceparent`` of their own."""
+    if trace is None or TRACEPARENT in metadata:
+        return metadata
+    if not trace.get_current_span().get_span_context().is_valid:
+        return metadata
+    carrier: dict[str, str] = {}
+    _PROPAGATOR.inject(carrier)
+    return {**metadata, **carrier} if carrier else metadata
+
+
+def attempt_span(
+    job_id: int, kind: str, queue: str, attempt: int, metadata: Mapping[str, Any]
+) -> AbstractContextManager[object]:
+    """The span one attempt's handler runs in (a context manager that does nothing while no
+    tracer provider is configured)."""
+    if trace is None or isinstance(trace.get_tracer_provider(), _UNCONFIGURED):
+        return nullcontext()
+    carrier = {
+        key: value
+        for key in (TRACEPARENT, TRACESTATE)
+        if isinstance(value := metadata.get(key), str)
+    }
+    parent = _PROPAGATOR.extract(carrier) if carrier else None
+    return trace.get_tracer("awa").start_as_current_span(
+        f"awa.job {kind}",
+        context=parent,
+        kind=trace.SpanKind.CONSUMER,
+        attributes={
+            "messaging.system": "awa",
+            "messaging.destination.name": queue,
+            "messaging.message.id": str(job_id),
+            "awa.job.kind": kind,
+            "awa.job.attempt": attempt,
+        },
+    )

@@ -71,12 +71,21 @@ class OperatorContract(StoreFixtures):
             ]
         )
         _claim_one(store, "q2")
-        assert [j.kind for j in store.list_jobs(queue="q1")] == ["a", "b"]
-        assert [j.queue for j in store.list_jobs(kind="a")] == ["q1", "q2"]
+        assert [j.kind for j in store.list_jobs(queue="q1")] == ["b", "a"]  # newest first
+        assert [j.queue for j in store.list_jobs(kind="a")] == ["q2", "q1"]
         assert [j.queue for j in store.list_jobs(state=JobState.RUNNING)] == ["q2"]
         assert len(store.list_jobs(limit=2)) == 2
         with pytest.raises(ValidationError):
             store.list_jobs(queue="NOT VALID")
+
+    def test_list_jobs_pages_with_before_id(self, store: ClaimStore) -> None:
+        inserted = store.insert([NewJob(kind="page", args={"n": n}) for n in range(7)])
+        pages, before = [], None
+        while page := store.list_jobs(kind="page", limit=3, before_id=before):
+            pages.append([j.args["n"] for j in page])
+            before = page[-1].id
+        assert pages == [[6, 5, 4], [3, 2, 1], [0]]
+        assert store.list_jobs(before_id=inserted[0].id) == []
 
     def test_queue_stats_count_states_dlq_and_pause(self, store: ClaimStore) -> None:
         store.set_dlq_enabled("stats", True)

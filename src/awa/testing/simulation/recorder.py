@@ -18,12 +18,16 @@ from awa.domain import (
     CallbackNotFound,
     DlqEntry,
     ErrorEntry,
+    FirePlan,
     Job,
     JobNotFound,
     Lease,
     NewJob,
+    OnConflict,
     Resolution,
     RetryCallback,
+    Schedule,
+    ScheduleRecord,
     Snooze,
 )
 from awa.domain.defaults import CALLBACK_TIMEOUT_S, DEADLINE_S
@@ -34,6 +38,7 @@ from awa.ports import (
     Clock,
     Event,
     Finish,
+    FireRound,
     Heartbeat,
     JobsAvailable,
     Listens,
@@ -120,8 +125,8 @@ class RecordingStore:
             self.counters[f"stale_{what}_rejected"] += 1
 
     # -- producers -----------------------------------------------------------------------------
-    def insert(self, jobs: Sequence[NewJob]) -> list[Job]:
-        created = self.store.insert(jobs)
+    def insert(self, jobs: Sequence[NewJob], *, on_conflict: OnConflict = "raise") -> list[Job]:
+        created = self.store.insert(jobs, on_conflict=on_conflict)
         for job in created:
             self.models[job.id] = _Model()
         self.note(
@@ -132,10 +137,26 @@ class RecordingStore:
         return created
 
     # -- workers -------------------------------------------------------------------------------
+    def cancel_by_unique_key(self, job: NewJob) -> Job | None:
+        cancelled = self.store.cancel_by_unique_key(job)
+        if cancelled is not None:
+            self._observe(cancelled)
+        return cancelled
+
     def claim(
-        self, queue: str, *, limit: int, deadline_duration_s: float = DEADLINE_S
+        self,
+        queue: str,
+        *,
+        limit: int,
+        deadline_duration_s: float = DEADLINE_S,
+        priority_aging_s: float = 0.0,
     ) -> list[Job]:
-        claimed = self.store.claim(queue, limit=limit, deadline_duration_s=deadline_duration_s)
+        claimed = self.store.claim(
+            queue,
+            limit=limit,
+            deadline_duration_s=deadline_duration_s,
+            priority_aging_s=priority_aging_s,
+        )
         for job in claimed:
             model = self.models.setdefault(job.id, _Model())
             if job.run_lease != model.max_run_lease + 1:
@@ -233,6 +254,15 @@ class RecordingStore:
             self.note(f"promote {len(promoted)}")
         return promoted
 
+    def plan_fires(self, *, limit: int = 100) -> FireRound:
+        return self.store.plan_fires(limit=limit)
+
+    def fire(self, plan: FirePlan) -> list[Job] | None:
+        fired = self.store.fire(plan)
+        for job in fired or ():
+            self.models[job.id] = _Model()
+        return fired
+
     def delete_finished(self, *, older_than_s: float, limit: int = 1000) -> int:
         return self.store.delete_finished(older_than_s=older_than_s, limit=limit)
 
@@ -263,6 +293,22 @@ class RecordingStore:
     def list_jobs(self, **filters: Any) -> list[Job]:
         return self.store.list_jobs(**filters)
 
+    def retry_failed(
+        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
+    ) -> list[Job]:
+        jobs = self.store.retry_failed(queue=queue, kind=kind, all=all)
+        for job in jobs:
+            self._reset(job)
+        return jobs
+
+    def discard_failed(
+        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
+    ) -> int:
+        return self.store.discard_failed(queue=queue, kind=kind, all=all)
+
+    def drain_queue(self, queue: str) -> int:
+        return self.store.drain_queue(queue)
+
     def cancel(self, job_id: int) -> Job:
         job = self.store.cancel(job_id)
         self._observe(job)
@@ -287,6 +333,23 @@ class RecordingStore:
 
     def queue_stats(self) -> list[QueueStats]:
         return self.store.queue_stats()
+
+    def register_schedules(self, schedules: Sequence[Schedule]) -> list[ScheduleRecord]:
+        return self.store.register_schedules(schedules)
+
+    def list_schedules(self) -> list[ScheduleRecord]:
+        return self.store.list_schedules()
+
+    def set_schedule_paused(self, name: str, paused: bool) -> ScheduleRecord:
+        return self.store.set_schedule_paused(name, paused)
+
+    def trigger_schedule(self, name: str) -> Job:
+        job = self.store.trigger_schedule(name)
+        self.models[job.id] = _Model()
+        return job
+
+    def remove_schedule(self, name: str) -> None:
+        self.store.remove_schedule(name)
 
     def move_to_dlq(self, job_id: int, *, reason: str) -> DlqEntry:
         return self.store.move_to_dlq(job_id, reason=reason)
@@ -315,3 +378,6 @@ class RecordingStore:
         self, *, queue: str | None = None, kind: str | None = None, all: bool = False
     ) -> int:
         return self.store.purge_dlq(queue=queue, kind=kind, all=all)
+
+    def purge_dlq_job(self, job_id: int) -> None:
+        self.store.purge_dlq_job(job_id)

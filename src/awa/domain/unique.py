@@ -188,8 +188,8 @@ def unique_key_at(digest: str, period_s: int | None, run_at: datetime) -> str:
 
 
 def holds_unique_key(job: Job) -> bool:
-    """Whether ``job`` holds its key now: it has one and is in one of
-    its unique states. A job in the dead-letter queue holds none."""
+    """Whether ``job`` holds its key now: it has one and is in one of its unique states. This
+    speaks of a job among the jobs: a job in the dead-letter queue holds no key."""
     return job.unique_key is not None and job.state in job.unique_states
 
 

@@ -27,6 +27,8 @@ mixin                      module                area
 ``DlqContract``            ``dlq``               the dead-letter queue
 ``HintContract``           ``hints``             subscribe and its wake-up hints
 ``MaintenanceContract``    ``maintenance``       promote, retention, leadership
+``UniqueContract``         ``unique``            unique keys through every transition
+``PeriodicContract``       ``periodic``          schedules, due fires, the fire's compare-and-set
 ``RefusalContract``        ``refusals``          one table of refused inputs, every verb
 =========================  ====================  ============================================
 """
@@ -42,9 +44,11 @@ from awa.testing.contract.insert_claim import InsertClaimContract
 from awa.testing.contract.maintenance import MaintenanceContract
 from awa.testing.contract.operators import OperatorContract
 from awa.testing.contract.outcomes import OutcomeContract
+from awa.testing.contract.periodic import PeriodicContract
 from awa.testing.contract.refusals import REFUSALS, Given, Refusal, RefusalContract
 from awa.testing.contract.rescue import RescueContract
 from awa.testing.contract.table import TableContract
+from awa.testing.contract.unique import UniqueContract
 
 __all__ = [
     "REFUSALS",
@@ -58,11 +62,13 @@ __all__ = [
     "MaintenanceContract",
     "OperatorContract",
     "OutcomeContract",
+    "PeriodicContract",
     "Refusal",
     "RefusalContract",
     "RescueContract",
     "StoreFixtures",
     "TableContract",
+    "UniqueContract",
 ]
 
 
@@ -77,6 +83,8 @@ class ClaimStoreContract(
     DlqContract,
     HintContract,
     MaintenanceContract,
+    UniqueContract,
+    PeriodicContract,
     RefusalContract,
 ):
     """Pytest mix-in: the whole ``ClaimStore`` contract."""

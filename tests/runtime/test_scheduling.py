@@ -22,7 +22,7 @@ class Report:
 
 def test_a_periodic_job_is_stored_at_start_fired_by_the_leader_and_run(backend: Backend) -> None:
     async def story() -> None:
-        clock, store, [client] = backend.clients()
+        clock, _, [client] = backend.clients()
         ran: list[dict[str, object]] = []
 
         @client.task(Report, queue="reports")

@@ -1,4 +1,5 @@
-"""``awa queue pause|resume|stats``: stop and start claims on a queue, and see what it holds."""
+"""``awa queue pause|resume|stats|drain``: stop and start claims on a queue, see what it holds,
+and cancel what waits in it."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from datetime import datetime, timezone
 
 from awa.cli import output as out
 from awa.cli.arguments import Commands, command, group
+from awa.cli.guards import confirm
 from awa.cli.session import Session
 from awa.domain import JobState
 
-__all__ = ["add_parser", "queue_pause", "queue_resume", "queue_stats"]
+__all__ = ["add_parser", "queue_drain", "queue_pause", "queue_resume", "queue_stats"]
 
 
 def add_parser(commands: Commands) -> None:
@@ -26,6 +28,14 @@ def add_parser(commands: Commands) -> None:
         queue_stats,
     )
     p.add_argument("--queue", help="only this queue")
+    p = command(
+        queue,
+        "drain",
+        "cancel every job of a queue that is not running (running attempts finish)",
+        queue_drain,
+    )
+    p.add_argument("queue")
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
 
 
 def _queue_switch(args: argparse.Namespace, session: Session, paused: bool) -> None:
@@ -78,3 +88,16 @@ def queue_stats(args: argparse.Namespace, session: Session) -> None:
         for d in data
     )
     out.print_table(None, columns, rows, session.stdout)
+
+
+def queue_drain(args: argparse.Namespace, session: Session) -> None:
+    with session.client(args) as client:
+        confirm(session, args, f"cancel every job of queue {args.queue} that is not running")
+        cancelled = client.drain_queue(args.queue)
+    if args.json:
+        out.print_json({"queue": args.queue, "cancelled": cancelled}, session.stdout)
+    else:
+        out.print_line(
+            f"queue {args.queue} drained: {cancelled} job(s) cancelled; running attempts go on",
+            session.stdout,
+        )

@@ -138,6 +138,11 @@ class Schedule:
         # a reverse walk from just after ``moment`` yields ``moment`` itself when it fires
         return next(self._times(moment + _MICROSECOND, reverse=True))
 
+    def describe(self) -> str:
+        """The timing in words: "At 03:00 every day (Europe/Paris)"."""
+        said = CronSim(self.cron, datetime(2000, 1, 1, tzinfo=timezone.utc)).explain()
+        return f"{said} ({self.timezone})"
+
     def same_timing(self, other: Schedule) -> bool:
         return (self.cron, self.timezone) == (other.cron, other.timezone)
 

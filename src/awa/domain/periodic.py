@@ -52,6 +52,8 @@ CATCH_UP_FIRES_MAX = 100
 #: the metadata every fired job carries
 PERIODIC_NAME = "periodic_name"
 PERIODIC_FIRE_AT = "periodic_fire_at"
+#: ... and a run an operator triggered, outside the cadence, also this (``True``)
+PERIODIC_TRIGGERED = "periodic_triggered"
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:-]{0,127}\Z", re.ASCII)
 _MICROSECOND = timedelta(microseconds=1)
@@ -182,7 +184,9 @@ def fire_metadata(name: str, fire_at: datetime) -> dict[str, str]:
 
 
 def _fired_job(schedule: Schedule, fire_at: datetime, run_at: datetime | None) -> NewJob:
-    metadata = {**schedule.job.metadata, **fire_metadata(schedule.name, fire_at)}
+    metadata: dict[str, object] = {**schedule.job.metadata, **fire_metadata(schedule.name, fire_at)}
+    if run_at is None:
+        metadata[PERIODIC_TRIGGERED] = True
     return attrs.evolve(schedule.job, run_at=run_at, metadata=metadata)
 
 

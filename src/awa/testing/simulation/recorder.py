@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 import attrs
@@ -29,9 +30,11 @@ from awa.domain import (
     Schedule,
     ScheduleRecord,
     Snooze,
+    UniqueConflict,
 )
 from awa.domain.defaults import CALLBACK_TIMEOUT_S, DEADLINE_S
 from awa.domain.rescue import dlq_reason_after
+from awa.domain.unique import holds_unique_key
 from awa.ports import (
     Applied,
     ClaimStore,
@@ -47,6 +50,7 @@ from awa.ports import (
     Stale,
     WriteResult,
 )
+from awa.testing.simulation.scheduling import fire_of, unique_violations
 
 __all__ = ["RecordingStore", "expected_dlq_reason"]
 
@@ -76,6 +80,8 @@ class RecordingStore:
         self.models: dict[int, _Model] = {}
         self.pending_callbacks: list[str] = []
         self.lost_wakeup_rate = 0.0
+        self.fired: dict[str, set[datetime]] = {}  # schedule -> fire times enqueued
+        self.unique_ids: set[int] = set()  # jobs inserted with a unique key
 
     # -- bookkeeping ---------------------------------------------------------------------------
     def note(self, line: str) -> None:
@@ -124,11 +130,57 @@ class RecordingStore:
         else:
             self.counters[f"stale_{what}_rejected"] += 1
 
+    # -- scheduling laws (awa.testing.simulation.scheduling) -------------------------------------
+    def _unique_jobs(self) -> list[Job]:
+        jobs = (self._current(job_id) for job_id in sorted(self.unique_ids))
+        return [job for job in jobs if job is not None]
+
+    def check_unique_holders(self) -> None:
+        for found in unique_violations(self._unique_jobs()):
+            self.violation(found)
+
+    def _check_unique_answer(self, new: NewJob, answer: Job | None, holder_id: int | None) -> None:
+        """An insert answered with (or refused for) a holder met one; one that went through
+        met none."""
+        key = new.unique_key_at(new.run_at or self.clock.now())
+        holders = [j for j in self._unique_jobs() if holds_unique_key(j) and j.unique_key == key]
+        if holder_id is not None:
+            if [j.id for j in holders] != [holder_id]:
+                self.violation(f"insert refused for job {holder_id}, but {holders} hold its key")
+        elif answer is not None and [j.id for j in holders] != [answer.id]:
+            self.violation(f"insert of key {key} answered {answer.id} while {holders} hold it")
+
+    def _record_fires(self, jobs: Sequence[Job]) -> None:
+        for job in jobs:
+            fire = fire_of(job)
+            if fire is None:
+                continue
+            name, fire_at = fire
+            seen = self.fired.setdefault(name, set())
+            if fire_at in seen:
+                self.violation(f"{name} enqueued its fire at {fire_at.isoformat()} twice")
+            seen.add(fire_at)
+
     # -- producers -----------------------------------------------------------------------------
     def insert(self, jobs: Sequence[NewJob], *, on_conflict: OnConflict = "raise") -> list[Job]:
-        created = self.store.insert(jobs, on_conflict=on_conflict)
+        unique = len(jobs) == 1 and jobs[0].unique is not None
+        try:
+            created = self.store.insert(jobs, on_conflict=on_conflict)
+        except UniqueConflict as conflict:
+            self.counters["unique_refused"] += 1
+            self._check_unique_answer(jobs[0], None, conflict.job_id)
+            self.note(f"insert refused: job {conflict.job_id} holds the key")
+            raise
+        if unique:
+            [job] = created
+            if job.id in self.unique_ids:
+                self.counters["unique_skipped"] += 1
+            else:
+                self.counters["unique_inserted"] += 1
+                self.unique_ids.add(job.id)
+            self._check_unique_answer(jobs[0], job, None)
         for job in created:
-            self.models[job.id] = _Model()
+            self.models.setdefault(job.id, _Model())
         self.note(
             f"insert {len(created)} -> ids {created[0].id}..{created[-1].id}"
             if created
@@ -259,8 +311,15 @@ class RecordingStore:
 
     def fire(self, plan: FirePlan) -> list[Job] | None:
         fired = self.store.fire(plan)
-        for job in fired or ():
+        if fired is None:
+            self.counters["stale_fires_refused"] += 1
+            self.note(f"fire {plan.name} planned at {plan.planned_at.isoformat()} refused")
+            return None
+        self.counters["fires"] += len(fired)
+        for job in fired:
             self.models[job.id] = _Model()
+        self._record_fires(fired)
+        self.note(f"fire {plan.name} -> {' '.join(str(j.id) for j in fired)}")
         return fired
 
     def delete_finished(self, *, older_than_s: float, limit: int = 1000) -> int:
@@ -318,6 +377,7 @@ class RecordingStore:
     def retry(self, job_id: int) -> Job:
         job = self.store.retry(job_id)
         self._reset(job)
+        self.check_unique_holders()
         return job
 
     def pause_queue(self, queue: str) -> None:
@@ -372,6 +432,7 @@ class RecordingStore:
         for job in jobs:
             self._reset(job)
         self.note(f"operator dlq retry-bulk {queue} -> {len(jobs)}")
+        self.check_unique_holders()
         return jobs
 
     def purge_dlq(

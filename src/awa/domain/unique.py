@@ -63,6 +63,7 @@ OnConflict = Literal["raise", "skip"]
 ON_CONFLICT_CHOICES: tuple[OnConflict, ...] = ("raise", "skip")
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 _MICROSECOND = timedelta(microseconds=1)
 
 
@@ -160,17 +161,18 @@ class Unique:
     )
 
     def digest(self, kind: str, queue: str, args: Mapping[str, Any]) -> str:
-        """The key without its period number: equal for duplicates, in any process."""
-        covered: dict[str, Any] = {"kind": kind}
-        if self.by_queue:
-            covered["queue"] = queue
+        """The key without its period number: equal for duplicates, in any process. What it
+        covers is joined by a separator no kind or queue name can hold, the args as canonical
+        JSON (keys sorted, no spaces)."""
         if self.by_args is True:
-            covered["args"] = args
+            covered = _CANONICAL.encode(args)
         elif self.by_args:
-            covered["fields"] = {name: args[name] for name in self.by_args if name in args}
-        if self.period is not None:
-            covered["period"] = self.period
-        text = json.dumps(covered, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+            covered = _CANONICAL.encode({name: args[name] for name in self.by_args if name in args})
+        else:
+            covered = "-"
+        scope = queue if self.by_queue else ""
+        period = "" if self.period is None else str(self.period)
+        text = f"{kind}\x1f{scope}\x1f{period}\x1f{self.by_args is True}\x1f{covered}"
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 

@@ -6,6 +6,7 @@ serves them all. JSON travels as text and is cast to ``jsonb`` in SQL.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta, timezone
@@ -249,7 +250,7 @@ def job_from_row(row: Sequence[Any], offset: int = 0) -> Job:
         callback_timeout_at=utc(callback_timeout_at),
         callback_result=callback_result,
         unique_key=unique_key,
-        unique_states=frozenset(map(_STATES.__getitem__, unique_states or ())),
+        unique_states=_states_of(unique_states) if unique_states else frozenset(),
     )
 
 
@@ -291,17 +292,27 @@ def dlq_entry_from_row(row: Sequence[Any]) -> DlqEntry:
     )
 
 
-def unique_states_json(states: frozenset[JobState]) -> str | None:
-    """A job's unique states as the JSON array ``new_jobs.sqlpart`` reads (``None``: none)."""
-    if not states:
-        return None
-    return dump_json([state.value for state in JobState if state in states])
+#: each state's bit in a unique-states mask: ``awa.state_bit`` (migration 0003), state by state
+_STATE_BITS = {state: 1 << position for position, state in enumerate(JobState)}
+
+
+@functools.lru_cache(maxsize=64)
+def unique_states_mask(states: frozenset[JobState]) -> int | None:
+    """A job's unique states as the bit mask the store keeps (``None``: none)."""
+    return sum(_STATE_BITS[state] for state in states) or None
+
+
+@functools.lru_cache(maxsize=64)
+def _states_of(mask: int) -> frozenset[JobState]:
+    return frozenset(state for state, bit in _STATE_BITS.items() if mask & bit)
 
 
 def insert_params(jobs: Sequence[NewJob], now: datetime | None) -> dict[str, Any]:
     """Parameters of ``new_jobs.sqlpart`` (``insert_jobs.sql``, ``fire_schedule.sql``): one
     array per column. The unique key's period number is the statement's to add: it depends
     on ``now`` when a job has no ``run_at``."""
+    digests = [j.unique_digest() for j in jobs]
+    given = [d for d in digests if d is not None]
     return {
         "now": now,
         "kind": [j.kind for j in jobs],
@@ -312,10 +323,11 @@ def insert_params(jobs: Sequence[NewJob], now: datetime | None) -> dict[str, Any
         "run_at": [j.run_at for j in jobs],
         "tags": [dump_json(list(j.tags)) for j in jobs],
         "metadata": [dump_json(j.metadata) for j in jobs],
-        "unique_digest": [j.unique_digest() for j in jobs],
+        "unique_digest": digests,
+        "may_repeat": len(set(given)) < len(given),
         "unique_period": [j.unique.period if j.unique is not None else None for j in jobs],
         "unique_states": [
-            unique_states_json(j.unique.states) if j.unique is not None else None for j in jobs
+            unique_states_mask(j.unique.states) if j.unique is not None else None for j in jobs
         ],
     }
 
@@ -353,7 +365,7 @@ def restore_params(jobs: Sequence[Job]) -> dict[str, Any]:
         created_at=[j.created_at for j in jobs],
         tags=[dump_json(list(j.tags)) for j in jobs],
         unique_key=[j.unique_key for j in jobs],
-        unique_states=[unique_states_json(j.unique_states) for j in jobs],
+        unique_states=[unique_states_mask(j.unique_states) for j in jobs],
     )
     return params
 

@@ -22,7 +22,8 @@ inserted AS (
     {part:insert_new_jobs}
     WHERE EXISTS (SELECT 1 FROM advanced)
     ORDER BY n.ord
-    ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND state = ANY (unique_states)
+    ON CONFLICT (unique_key)
+        WHERE unique_key IS NOT NULL AND unique_states & awa.state_bit(state) <> 0
     DO NOTHING
     RETURNING {job_columns}
 ), woken AS (

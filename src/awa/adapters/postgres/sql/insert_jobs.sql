@@ -1,8 +1,10 @@
 -- Purpose: insert a batch of new jobs in request order and return them with their ids; a job
 --   whose unique key a job holds, or an earlier job of the batch takes, is not inserted.
 -- Parameters: now (timestamptz, NULL = the database clock), the arrays of new_jobs.sqlpart,
---   and skip_held boolean: false inserts nothing at all when any job is blocked
---   (awa.domain.unique.refuse_blocked), true inserts the others.
+--   skip_held boolean: false inserts nothing at all when any job is blocked
+--   (awa.domain.unique.refuse_blocked), true inserts the others; and may_repeat boolean:
+--   whether two jobs of the batch share a digest (only then can they share a key, and only
+--   then is `repeated` worth its sort).
 -- Transition: row 1 (∅ → available, or scheduled when run_at is after now); same rule as
 --   awa.domain.decisions.create_job, unique keys as awa.domain.unique.blocked_inserts.
 --   Rows: the inserted jobs with blocked_ord NULL (ids in request order), then one row per
@@ -20,14 +22,17 @@ WITH t AS (
 held AS (
     SELECT DISTINCT ON (n.ord) n.ord, j.id
     FROM n
-    JOIN awa.jobs AS j ON j.unique_key = n.unique_key AND j.state = ANY (j.unique_states)
+    JOIN awa.jobs AS j
+      ON j.unique_key = n.unique_key AND j.unique_states & awa.state_bit(j.state) <> 0
     ORDER BY n.ord, j.id
 ), repeated AS (
-    SELECT n.ord, min(e.ord) AS first_ord
-    FROM n
-    JOIN n AS e ON e.unique_key = n.unique_key AND e.ord < n.ord
-    WHERE n.ord NOT IN (SELECT ord FROM held)
-    GROUP BY n.ord
+    SELECT k.ord, k.first_ord
+    FROM (SELECT n.ord, min(n.ord) OVER (PARTITION BY n.unique_key) AS first_ord
+          FROM n
+          WHERE %(may_repeat)s
+            AND n.unique_key IS NOT NULL
+            AND n.ord NOT IN (SELECT ord FROM held)) AS k
+    WHERE k.first_ord < k.ord
 ), inserted AS (
     {part:insert_new_jobs}
     WHERE n.ord NOT IN (SELECT ord FROM held)

@@ -8,5 +8,6 @@ SELECT coalesce(%(now)s::timestamptz, now()) AS now,
        {j.job_columns}
 FROM awa.jobs AS j
 LEFT JOIN awa.queues AS q ON q.queue = j.queue
-WHERE j.unique_key = %(key)s AND j.unique_key IS NOT NULL AND j.state = ANY (j.unique_states)
+WHERE j.unique_key = %(key)s
+  AND j.unique_key IS NOT NULL AND j.unique_states & awa.state_bit(j.state) <> 0
 FOR UPDATE OF j

@@ -6,6 +6,7 @@ This module is the API map: what application code imports.
 from awa.adapters.memory import ManualClock, MemoryStore
 from awa.client import AsyncClient, Client, InsertSpec
 from awa.domain import (
+    DEFAULT_UNIQUE_STATES,
     AwaError,
     CallbackNotFound,
     CallbackToken,
@@ -38,6 +39,7 @@ from awa.runtime.config import QueueConfig, RuntimeConfig
 from awa.runtime.context import Job, SyncJob
 
 __all__ = [
+    "DEFAULT_UNIQUE_STATES",
     "AsyncClient",
     "AttemptEnded",
     "AwaError",

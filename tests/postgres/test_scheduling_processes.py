@@ -193,3 +193,23 @@ def test_a_key_taken_after_the_check_is_refused_by_the_index_and_the_retry_runs_
     assert raised.value.job_id == holder.id
     assert len(checks) == 2, "the index refused the write, and the retry ran again"
     assert store.get_job(first.id).state is JobState.FAILED
+
+
+def test_a_registration_racing_another_does_not_move_a_fired_schedule_back(
+    pg_pool: ConnectionPool[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.pg_fixtures import truncate
+
+    truncate(pg_pool)
+    clock = ManualClock()
+    first = PostgresStore(pg_pool, clock=clock)
+    tick = Schedule(name="tick", cron="* * * * * *", job=NewJob(kind="tick"))
+    first.register_schedules([tick])
+    clock.advance(1)
+    first.fire(first.plan_fires().plans[0])  # the leader fired: next fire moved on
+    [fired] = first.list_schedules()
+    # a second process whose transaction looked before the first one's row existed
+    monkeypatch.setattr(_PgTransaction, "lock_schedules", lambda self, names: {})
+    PostgresStore(pg_pool, clock=clock).register_schedules([tick])
+    assert first.list_schedules() == [fired]
+    assert first.plan_fires().plans == []  # nothing to fire twice

@@ -1,5 +1,8 @@
--- Purpose: write schedules back (added or changed), by name. Two processes registering the
---   same new schedule at once both insert it: the later one updates it.
+-- Purpose: write schedules back (added or changed), by name. A changed schedule was locked by
+--   this transaction and keeps its created_at, so its row is updated. A new one that another
+--   process registered at the same moment (so it was not there to lock) is left as that
+--   process stored it: its created_at differs, and overwriting its next fire could move it
+--   back past a fire the leader already enqueued.
 -- Parameters: one array per column of _rows.SCHEDULE_COLUMNS (JSON as text), all the same
 --   length.
 -- Transition: none of the job table's (awa.domain.periodic.register, set_paused).
@@ -24,3 +27,4 @@ SET cron = excluded.cron, timezone = excluded.timezone,
     unique_options = excluded.unique_options, paused = excluded.paused,
     next_fire_at = excluded.next_fire_at, last_fire_at = excluded.last_fire_at,
     updated_at = excluded.updated_at
+WHERE s.created_at = excluded.created_at

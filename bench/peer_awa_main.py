@@ -83,7 +83,9 @@ class AwaMainPeer:
         await self.client.migrate()
 
     async def reset(self) -> None:
-        await self.admin.execute("TRUNCATE awa.jobs, awa.dlq, awa.queues RESTART IDENTITY")
+        await self.admin.execute(
+            "TRUNCATE awa.jobs, awa.dlq, awa.queues, awa.schedules RESTART IDENTITY"
+        )
 
     async def enqueue_one(self, queue: str, payloads: list[dict[str, Any]]) -> None:
         insert = self.client.insert

@@ -6,6 +6,7 @@ This module is the API map: what application code imports.
 from awa.adapters.memory import ManualClock, MemoryStore
 from awa.client import AsyncClient, Client, InsertSpec
 from awa.domain import (
+    DEFAULT_UNIQUE_STATES,
     AwaError,
     CallbackNotFound,
     CallbackToken,
@@ -19,10 +20,15 @@ from awa.domain import (
     Lease,
     NewJob,
     RetryAfter,
+    Schedule,
+    ScheduleNotFound,
+    ScheduleRecord,
     SchemaNotMigrated,
     SerializationError,
     Snooze,
     TerminalError,
+    Unique,
+    UniqueConflict,
     UnknownJobKind,
     ValidationError,
     WaitForCallback,
@@ -33,6 +39,7 @@ from awa.runtime.config import QueueConfig, RuntimeConfig
 from awa.runtime.context import Job, SyncJob
 
 __all__ = [
+    "DEFAULT_UNIQUE_STATES",
     "AsyncClient",
     "AttemptEnded",
     "AwaError",
@@ -56,11 +63,16 @@ __all__ = [
     "QueueConfig",
     "RetryAfter",
     "RuntimeConfig",
+    "Schedule",
+    "ScheduleNotFound",
+    "ScheduleRecord",
     "SchemaNotMigrated",
     "SerializationError",
     "Snooze",
     "SyncJob",
     "TerminalError",
+    "Unique",
+    "UniqueConflict",
     "UnknownJobKind",
     "ValidationError",
     "WaitForCallback",

@@ -25,10 +25,15 @@ from awa.domain import (
     DlqEntry,
     FailCallback,
     JobState,
+    MissedFirePolicy,
     NewJob,
+    OnConflict,
     Resolution,
     ResumeCallback,
     RetryCallback,
+    Schedule,
+    ScheduleRecord,
+    Unique,
     ValidationError,
 )
 from awa.domain import Job as JobRecord
@@ -82,6 +87,7 @@ class InsertSpec:
     run_at: datetime | None = None
     tags: Sequence[str] = ()
     metadata: Mapping[str, Any] | None = None
+    unique: Unique | None = None
 
 
 def _open_store(url: str | None, store: ClaimStore | None) -> ClaimStore:
@@ -147,6 +153,7 @@ class _Operations:
             run_at=spec.run_at,
             tags=spec.tags,  # NewJob refuses a string, which tuple() would split into letters
             metadata=with_trace_context(spec.metadata if spec.metadata is not None else {}),
+            unique=spec.unique,
         )
         check_args_size(job.args, self.max_args_bytes)
         return job
@@ -164,10 +171,35 @@ class _Operations:
             )
         return self.store
 
-    def insert(self, jobs: list[NewJob], conn: Any = None) -> list[JobRecord]:
+    def insert(
+        self, jobs: list[NewJob], conn: Any = None, on_conflict: OnConflict = "raise"
+    ) -> list[JobRecord]:
         if conn is None:
-            return self.store.insert(jobs)
-        return self.on_connection().insert_on(conn, jobs)
+            return self.store.insert(jobs, on_conflict=on_conflict)
+        return self.on_connection().insert_on(conn, jobs, on_conflict=on_conflict)
+
+    def schedule(
+        self,
+        name: str,
+        cron: str,
+        spec: InsertSpec,
+        timezone: str,
+        missed_fire_policy: MissedFirePolicy,
+    ) -> Schedule:
+        if spec.run_at is not None:
+            raise ValidationError("a periodic job runs at its fire time: give it no run_at")
+        return Schedule(
+            name=name,
+            cron=cron,
+            job=self.new_job(spec),
+            timezone=timezone,
+            missed_fire_policy=missed_fire_policy,
+        )
+
+    def cancel_by_unique_key(self, spec: InsertSpec) -> JobRecord | None:
+        if spec.unique is None:
+            raise ValidationError("cancel_by_unique_key needs unique=awa.Unique(...)")
+        return self.store.cancel_by_unique_key(self.new_job(spec))
 
     # -- set-up -------------------------------------------------------------------------------
     def migrate(self) -> None:
@@ -180,10 +212,17 @@ class _Operations:
 
     # -- operators ----------------------------------------------------------------------------
     def list_jobs(
-        self, state: JobState | str | None, kind: str | None, queue: str | None, limit: int
+        self,
+        state: JobState | str | None,
+        kind: str | None,
+        queue: str | None,
+        limit: int,
+        before_id: int | None,
     ) -> list[JobRecord]:
         checked = check_state(state) if state is not None else None
-        return self.store.list_jobs(state=checked, kind=kind, queue=queue, limit=limit)
+        return self.store.list_jobs(
+            state=checked, kind=kind, queue=queue, limit=limit, before_id=before_id
+        )
 
     def resolve(self, callback_id: str, resolution: Resolution) -> JobRecord:
         return self.store.resolve_callback(callback_id, resolution)
@@ -212,6 +251,7 @@ class AsyncClient:
         self.registry = TaskRegistry()
         self._ops = _Operations(self.store, self.registry, limit)
         self._runtime: Runtime | None = None
+        self._schedules: dict[str, Schedule] = {}
 
     async def _call(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
         return await asyncio.to_thread(fn, *args, **kwargs)
@@ -232,6 +272,42 @@ class AsyncClient:
 
         return register
 
+    def periodic(
+        self,
+        name: str,
+        cron: str,
+        args: Any,
+        *,
+        timezone: str = "UTC",
+        missed_fire_policy: MissedFirePolicy = "coalesce",
+        kind: str | None = None,
+        queue: str | None = None,
+        priority: int = DEFAULT_PRIORITY,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        tags: Sequence[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+        unique: Unique | None = None,
+    ) -> Schedule:
+        """Insert ``args`` as a job at every time ``cron`` names (5 fields, or 6 with seconds
+        first) in ``timezone``. Call it before ``start()``, which stores the schedule;
+        registering is additive and idempotent, and whichever process leads maintenance fires
+        it. A fire whose ``unique`` key is held is skipped. See ``docs/periodic-jobs.md``."""
+        if self._runtime is not None:
+            raise ValidationError("register periodic jobs before start()")
+        spec = InsertSpec(
+            args=args,
+            kind=kind,
+            queue=queue,
+            priority=priority,
+            max_attempts=max_attempts,
+            tags=tags,
+            metadata=metadata,
+            unique=unique,
+        )
+        schedule = self._ops.schedule(name, cron, spec, timezone, missed_fire_policy)
+        self._schedules[schedule.name] = schedule
+        return schedule
+
     # -- producers ----------------------------------------------------------------------------
     async def insert(
         self,
@@ -244,10 +320,14 @@ class AsyncClient:
         run_at: datetime | None = None,
         tags: Sequence[str] = (),
         metadata: Mapping[str, Any] | None = None,
+        unique: Unique | None = None,
+        on_conflict: OnConflict = "raise",
         conn: Any = None,
     ) -> JobRecord:
         """Insert one job. With ``conn`` (a psycopg ``AsyncConnection`` or ``Connection``)
-        the insert joins that connection's open transaction."""
+        the insert joins that connection's open transaction. With ``unique``, a job that holds
+        the same key makes it raise ``awa.UniqueConflict``, or with ``on_conflict="skip"``
+        the holder is returned and nothing is written (``docs/unique-jobs.md``)."""
         spec = InsertSpec(
             args=args,
             kind=kind,
@@ -257,21 +337,41 @@ class AsyncClient:
             run_at=run_at,
             tags=tags,
             metadata=metadata,
+            unique=unique,
         )
-        [job] = await self.insert_many([spec], conn=conn)
+        [job] = await self.insert_many([spec], conn=conn, on_conflict=on_conflict)
         return job
 
     async def insert_many(
-        self, items: Sequence[Any | InsertSpec], *, conn: Any = None
+        self,
+        items: Sequence[Any | InsertSpec],
+        *,
+        conn: Any = None,
+        on_conflict: OnConflict = "raise",
     ) -> list[JobRecord]:
         jobs = self._ops.new_jobs(items)
         if conn is not None and hasattr(conn, "__aenter__"):  # an async connection
-            return await self._ops.on_connection().insert_on_async(conn, jobs)
-        if conn is not None:
-            return self._ops.insert(jobs, conn)  # the caller's connection, on its thread
+            on_conn = self._ops.on_connection()
+            return await on_conn.insert_on_async(conn, jobs, on_conflict=on_conflict)
+        if conn is not None:  # the caller's connection, on its thread
+            return self._ops.insert(jobs, conn, on_conflict)
         if isinstance(self.store, AsyncInserts):  # PostgreSQL: no hop to a thread
-            return await self.store.insert_async(jobs)
-        return await self._call(self.store.insert, jobs)
+            return await self.store.insert_async(jobs, on_conflict=on_conflict)
+        return await self._call(self._ops.insert, jobs, None, on_conflict)
+
+    async def cancel_by_unique_key(
+        self,
+        args: Any,
+        *,
+        unique: Unique,
+        kind: str | None = None,
+        queue: str | None = None,
+        run_at: datetime | None = None,
+    ) -> JobRecord | None:
+        """Cancel the job holding the key that ``insert(args, unique=unique, ...)`` would take
+        now; ``None`` when no job holds it."""
+        spec = InsertSpec(args=args, kind=kind, queue=queue, run_at=run_at, unique=unique)
+        return await self._call(self._ops.cancel_by_unique_key, spec)
 
     # -- workers ------------------------------------------------------------------------------
     async def start(
@@ -283,12 +383,14 @@ class AsyncClient:
         heartbeat_interval: float = HEARTBEAT_INTERVAL_S,
         heartbeat_staleness: float = STALENESS_S,
         poll_interval: float = 1.0,
+        priority_aging_interval: float = 0.0,
         runtime_config: RuntimeConfig | None = None,
         observers: Sequence[Observer] = (),
     ) -> None:
         """Start working ``queues``, given as ``(name, concurrency)`` pairs or
         ``QueueConfig`` values; the keyword settings apply to the pairs. ``observers`` hear
-        every event of the worker (``awa.runtime.observe``).
+        every event of the worker (``awa.runtime.observe``). The schedules given to
+        ``periodic()`` are stored now.
 
         ``dlq_enabled`` is stored with each queue, for every process working it, and only when
         given: ``None`` leaves the queue's routing as it is (``configure_queue``). Refused
@@ -301,6 +403,7 @@ class AsyncClient:
             "heartbeat_interval_s": heartbeat_interval,
             "heartbeat_staleness_s": heartbeat_staleness,
             "poll_interval_s": poll_interval,
+            "priority_aging_interval_s": priority_aging_interval,
         }
         runtime = Runtime(
             self.store,
@@ -309,6 +412,7 @@ class AsyncClient:
             clock=self.clock,
             config=runtime_config,
             observers=observers,
+            schedules=list(self._schedules.values()),
         )
         await runtime.start()
         self._runtime = runtime
@@ -355,14 +459,32 @@ class AsyncClient:
         kind: str | None = None,
         queue: str | None = None,
         limit: int = 100,
+        before_id: int | None = None,
     ) -> list[JobRecord]:
-        return await self._call(self._ops.list_jobs, state, kind, queue, limit)
+        """Newest first; pass the last id of a page as ``before_id`` for the next one."""
+        return await self._call(self._ops.list_jobs, state, kind, queue, limit, before_id)
 
     async def cancel(self, job_id: int) -> JobRecord:
         return await self._call(self.store.cancel, job_id)
 
     async def retry(self, job_id: int) -> JobRecord:
         return await self._call(self.store.retry, job_id)
+
+    async def retry_failed(
+        self, *, kind: str | None = None, queue: str | None = None, all: bool = False
+    ) -> list[JobRecord]:
+        """Retry every failed job of a kind and/or queue (``all=True``: every one)."""
+        return await self._call(self.store.retry_failed, queue=queue, kind=kind, all=all)
+
+    async def discard_failed(
+        self, *, kind: str | None = None, queue: str | None = None, all: bool = False
+    ) -> int:
+        """Delete every failed job of a kind and/or queue (``all=True``: every one)."""
+        return await self._call(self.store.discard_failed, queue=queue, kind=kind, all=all)
+
+    async def drain_queue(self, queue: str) -> int:
+        """Cancel every job of ``queue`` that no attempt is running; how many."""
+        return await self._call(self.store.drain_queue, queue)
 
     async def pause_queue(self, queue: str) -> None:
         await self._call(self.store.pause_queue, queue)
@@ -397,9 +519,16 @@ class AsyncClient:
         return await self._call(self.store.get_job, job_id)
 
     async def list_dlq(
-        self, *, queue: str | None = None, kind: str | None = None, limit: int = 100
+        self,
+        *,
+        queue: str | None = None,
+        kind: str | None = None,
+        limit: int = 100,
+        before_id: int | None = None,
     ) -> list[DlqEntry]:
-        return await self._call(self.store.list_dlq, queue=queue, kind=kind, limit=limit)
+        return await self._call(
+            self.store.list_dlq, queue=queue, kind=kind, limit=limit, before_id=before_id
+        )
 
     async def retry_from_dlq(self, job_id: int) -> JobRecord:
         return await self._call(self.store.retry_from_dlq, job_id)
@@ -413,6 +542,28 @@ class AsyncClient:
         self, *, queue: str | None = None, kind: str | None = None, all: bool = False
     ) -> int:
         return await self._call(self.store.purge_dlq, queue=queue, kind=kind, all=all)
+
+    async def purge_dlq_job(self, job_id: int) -> None:
+        await self._call(self.store.purge_dlq_job, job_id)
+
+    # -- periodic schedules -------------------------------------------------------------------
+    async def list_periodic(self) -> list[ScheduleRecord]:
+        """Every stored schedule with its next and last fire, by name."""
+        return await self._call(self.store.list_schedules)
+
+    async def pause_periodic(self, name: str) -> ScheduleRecord:
+        return await self._call(self.store.set_schedule_paused, name, True)
+
+    async def resume_periodic(self, name: str) -> ScheduleRecord:
+        """Fires again from now on (what it missed while paused is not made up)."""
+        return await self._call(self.store.set_schedule_paused, name, False)
+
+    async def trigger_periodic(self, name: str) -> JobRecord:
+        """Insert one run now, outside the schedule's cadence."""
+        return await self._call(self.store.trigger_schedule, name)
+
+    async def remove_periodic(self, name: str) -> None:
+        await self._call(self.store.remove_schedule, name)
 
     # -- the external side of callbacks -------------------------------------------------------
     async def complete_external(self, callback_id: str, payload: Any = None) -> JobRecord:
@@ -470,6 +621,38 @@ class Client:
     ) -> Callable[[F], F]:
         return self._async.task(args_type, queue=queue, kind=kind)
 
+    def periodic(
+        self,
+        name: str,
+        cron: str,
+        args: Any,
+        *,
+        timezone: str = "UTC",
+        missed_fire_policy: MissedFirePolicy = "coalesce",
+        kind: str | None = None,
+        queue: str | None = None,
+        priority: int = DEFAULT_PRIORITY,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        tags: Sequence[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+        unique: Unique | None = None,
+    ) -> Schedule:
+        """``AsyncClient.periodic``: stored by ``start()``."""
+        return self._async.periodic(
+            name,
+            cron,
+            args,
+            timezone=timezone,
+            missed_fire_policy=missed_fire_policy,
+            kind=kind,
+            queue=queue,
+            priority=priority,
+            max_attempts=max_attempts,
+            tags=tags,
+            metadata=metadata,
+            unique=unique,
+        )
+
     def insert(
         self,
         args: Any,
@@ -481,9 +664,12 @@ class Client:
         run_at: datetime | None = None,
         tags: Sequence[str] = (),
         metadata: Mapping[str, Any] | None = None,
+        unique: Unique | None = None,
+        on_conflict: OnConflict = "raise",
         conn: Any = None,
     ) -> JobRecord:
-        """Insert one job; with ``conn`` (a psycopg ``Connection``) inside its transaction."""
+        """Insert one job; with ``conn`` (a psycopg ``Connection``) inside its transaction;
+        ``unique`` and ``on_conflict`` as ``AsyncClient.insert``."""
         spec = InsertSpec(
             args=args,
             kind=kind,
@@ -493,14 +679,31 @@ class Client:
             run_at=run_at,
             tags=tags,
             metadata=metadata,
+            unique=unique,
         )
-        [job] = self.insert_many([spec], conn=conn)
+        [job] = self.insert_many([spec], conn=conn, on_conflict=on_conflict)
         return job
 
     def insert_many(
-        self, items: Sequence[Any | InsertSpec], *, conn: Any = None
+        self,
+        items: Sequence[Any | InsertSpec],
+        *,
+        conn: Any = None,
+        on_conflict: OnConflict = "raise",
     ) -> list[JobRecord]:
-        return self._ops.insert(self._ops.new_jobs(items), conn)
+        return self._ops.insert(self._ops.new_jobs(items), conn, on_conflict)
+
+    def cancel_by_unique_key(
+        self,
+        args: Any,
+        *,
+        unique: Unique,
+        kind: str | None = None,
+        queue: str | None = None,
+        run_at: datetime | None = None,
+    ) -> JobRecord | None:
+        spec = InsertSpec(args=args, kind=kind, queue=queue, run_at=run_at, unique=unique)
+        return self._ops.cancel_by_unique_key(spec)
 
     def start(self, queues: Sequence[QueueSpec], **settings: Any) -> None:
         self._in_loop(self._async.start(queues, **settings))
@@ -552,14 +755,28 @@ class Client:
         kind: str | None = None,
         queue: str | None = None,
         limit: int = 100,
+        before_id: int | None = None,
     ) -> list[JobRecord]:
-        return self._ops.list_jobs(state, kind, queue, limit)
+        return self._ops.list_jobs(state, kind, queue, limit, before_id)
 
     def cancel(self, job_id: int) -> JobRecord:
         return self.store.cancel(job_id)
 
     def retry(self, job_id: int) -> JobRecord:
         return self.store.retry(job_id)
+
+    def retry_failed(
+        self, *, kind: str | None = None, queue: str | None = None, all: bool = False
+    ) -> list[JobRecord]:
+        return self.store.retry_failed(queue=queue, kind=kind, all=all)
+
+    def discard_failed(
+        self, *, kind: str | None = None, queue: str | None = None, all: bool = False
+    ) -> int:
+        return self.store.discard_failed(queue=queue, kind=kind, all=all)
+
+    def drain_queue(self, queue: str) -> int:
+        return self.store.drain_queue(queue)
 
     def pause_queue(self, queue: str) -> None:
         self.store.pause_queue(queue)
@@ -589,9 +806,14 @@ class Client:
         return self.store.get_job(job_id)
 
     def list_dlq(
-        self, *, queue: str | None = None, kind: str | None = None, limit: int = 100
+        self,
+        *,
+        queue: str | None = None,
+        kind: str | None = None,
+        limit: int = 100,
+        before_id: int | None = None,
     ) -> list[DlqEntry]:
-        return self.store.list_dlq(queue=queue, kind=kind, limit=limit)
+        return self.store.list_dlq(queue=queue, kind=kind, limit=limit, before_id=before_id)
 
     def retry_from_dlq(self, job_id: int) -> JobRecord:
         return self.store.retry_from_dlq(job_id)
@@ -605,6 +827,24 @@ class Client:
         self, *, queue: str | None = None, kind: str | None = None, all: bool = False
     ) -> int:
         return self.store.purge_dlq(queue=queue, kind=kind, all=all)
+
+    def purge_dlq_job(self, job_id: int) -> None:
+        self.store.purge_dlq_job(job_id)
+
+    def list_periodic(self) -> list[ScheduleRecord]:
+        return self.store.list_schedules()
+
+    def pause_periodic(self, name: str) -> ScheduleRecord:
+        return self.store.set_schedule_paused(name, True)
+
+    def resume_periodic(self, name: str) -> ScheduleRecord:
+        return self.store.set_schedule_paused(name, False)
+
+    def trigger_periodic(self, name: str) -> JobRecord:
+        return self.store.trigger_schedule(name)
+
+    def remove_periodic(self, name: str) -> None:
+        self.store.remove_schedule(name)
 
     def complete_external(self, callback_id: str, payload: Any = None) -> JobRecord:
         return self._ops.resolve(callback_id, CompleteCallback(payload))

@@ -63,12 +63,13 @@ def test_job_list_filters_by_state_kind_queue_and_limit(awa: Awa, store: Postgre
     def ids(*args: str) -> list[int]:
         return [job["id"] for job in awa("job", "list", "--json", *args).json["jobs"]]
 
-    assert ids() == [1, 2, 3]
+    assert ids() == [3, 2, 1]  # newest first
     assert ids("--queue", "media") == [3]
-    assert ids("--kind", "send_email") == [1, 2]
+    assert ids("--kind", "send_email") == [2, 1]
     assert ids("--state", "running") == [1]
     assert ids("--state", "available", "--queue", "email") == [2]
-    assert ids("--limit", "2") == [1, 2]
+    assert ids("--limit", "2") == [3, 2]
+    assert ids("--limit", "2", "--before-id", "2") == [1]  # the next page
     job = awa("job", "list", "--json", "--queue", "media").json["jobs"][0]
     assert job["kind"] == "resize"
     assert job["state"] == "available"
@@ -293,16 +294,19 @@ def test_dlq_list_and_depth(awa: Awa, store: PostgresStore) -> None:
     fail_to_dlq(store, "media", "thumbnail")
     fail_to_dlq(store, "email", "send_email")
     entries = awa("dlq", "list", "--json").json["entries"]
-    assert [(e["job"]["id"], e["reason"]) for e in entries] == [
-        (1, "max_attempts_exhausted"),
-        (2, "max_attempts_exhausted"),
+    assert [(e["job"]["id"], e["reason"]) for e in entries] == [  # newest first
         (3, "max_attempts_exhausted"),
+        (2, "max_attempts_exhausted"),
+        (1, "max_attempts_exhausted"),
     ]
-    assert entries[0]["job"]["errors"][0]["error"] == "ValueError: image too large"
+    assert entries[2]["job"]["errors"][0]["error"] == "ValueError: image too large"
     assert entries[0]["dlq_at"].endswith("+00:00")
     assert [
         e["job"]["id"] for e in awa("dlq", "list", "--json", "--queue", "media").json["entries"]
-    ] == [1, 2]
+    ] == [2, 1]
+    assert [
+        e["job"]["id"] for e in awa("dlq", "list", "--json", "--before-id", "3").json["entries"]
+    ] == [2, 1]
     assert [
         e["job"]["id"] for e in awa("dlq", "list", "--json", "--kind", "thumbnail").json["entries"]
     ] == [2]

@@ -7,7 +7,8 @@ import sys
 import awa.domain
 
 DOMAIN = pathlib.Path(awa.domain.__file__).parent
-ALLOWED_THIRD_PARTY = {"attrs"}
+# cronsim: pure calendar arithmetic (no I/O, no clock): the periodic schedules' fire times
+ALLOWED_THIRD_PARTY = {"attrs", "cronsim"}
 FORBIDDEN_STDLIB = {
     "asyncio",
     "logging",

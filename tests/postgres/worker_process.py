@@ -11,7 +11,8 @@
   the only database traffic is awa's own: for tests that break the worker's network).
 
 ``--events-url`` sends the events to another URL than the client's (the client's may go
-through a proxy the test black-holes).
+through a proxy the test black-holes). ``--periodic CRON`` registers a schedule named
+``periodic`` that inserts a ``work`` job at every time ``CRON`` names (coalescing missed fires).
 
 Everything the process observes goes to the ``worker_events`` table (the test polls it): ``ready``
 once started, ``started`` / ``completed`` / ``cancelled`` / ``late_finish`` from handlers, and
@@ -72,6 +73,7 @@ def main() -> None:
     parser.add_argument("--dlq", action="store_true")
     parser.add_argument("--nap", type=float, default=0.05)
     parser.add_argument("--events-url")
+    parser.add_argument("--periodic", metavar="CRON")
     args = parser.parse_args()
     name = args.name
     url = args.events_url or args.url  # where the events go
@@ -114,6 +116,9 @@ def main() -> None:
                     break
                 pause.wait(0.05)
             record(url, name, "late_finish", job.id)
+
+    if args.periodic:
+        client.periodic("periodic", args.periodic, Work("tick"), kind="work", queue=args.queue)
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -1,8 +1,16 @@
 """Store adapters: ``memory`` (reference, ships for your tests) and ``postgres``, opened by URL
 with ``open_store``; ``StoreCore`` is what an adapter builds on (``docs/store-adapters.md``)."""
 
-from awa.adapters._core import StoreCore, Transaction
+from awa.adapters._core import StoreCore, Transaction, UniqueKeyRace
 from awa.adapters._fencing import Locked, Writes
 from awa.adapters.registry import open_store, register_scheme
 
-__all__ = ["Locked", "StoreCore", "Transaction", "Writes", "open_store", "register_scheme"]
+__all__ = [
+    "Locked",
+    "StoreCore",
+    "Transaction",
+    "UniqueKeyRace",
+    "Writes",
+    "open_store",
+    "register_scheme",
+]

@@ -6,54 +6,93 @@ runs the lifecycle itself inside one ``Transaction`` of the adapter's: lock the 
 domain decide (``awa.domain.decisions``), write the decided rows back. Adapters hold storage,
 not decisions: they supply "lock these rows" and "write these rows" (``Transaction``) and the
 few statements that are simple enough to run as one (``docs/store-adapters.md``).
+
+Unique keys are enforced by the store (a PostgreSQL unique index, the memory store's key
+table); the core checks, before writing, that a move which retakes a key finds no other holder
+(``awa.domain.unique``). A store that finds the key taken at the write all the same (a
+concurrent insert committed in between) raises ``UniqueKeyRace`` and the core runs the verb
+again, when its check sees the new holder.
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from awa.adapters._fencing import Decide, Locked, Writes, fence, stale_results
 from awa.domain import (
     CallbackNotFound,
+    DatabaseError,
     DlqEntry,
+    FirePlan,
     Job,
     JobNotFound,
     JobState,
     Lease,
     NewJob,
+    OnConflict,
     RandomSource,
     Resolution,
+    Schedule,
+    ScheduleNotFound,
+    ScheduleRecord,
+    UniqueConflict,
     ValidationError,
     decisions,
+    periodic,
+    retakes_unique_key,
 )
 from awa.domain.defaults import CALLBACK_TIMEOUT_S, DEADLINE_S, STALENESS_S
 from awa.domain.rescue import rescue_cause
 from awa.domain.validation import check_flag, check_queue, check_seconds
-from awa.ports import Finish, Heartbeat, QueueSettings, QueueStats, Rescued, WriteResult
+from awa.ports import (
+    BATCH_SIZE_MAX,
+    Finish,
+    FireRound,
+    Heartbeat,
+    QueueSettings,
+    QueueStats,
+    Rescued,
+    WriteResult,
+)
 from awa.ports.checks import (
+    check_before_id,
+    check_bulk_filter,
     check_callback_id,
     check_claim,
     check_dlq_filter,
     check_finishes,
+    check_fire_plan,
     check_heartbeats,
+    check_insert,
     check_job_id,
     check_leases,
     check_limit,
     check_list_filter,
-    check_new_jobs,
     check_owner,
     check_queue_settings,
     check_reason,
     check_register_callback,
     check_resolution,
     check_retention,
+    check_schedule_name,
+    check_schedules,
+    check_unique_job,
 )
 
-__all__ = ["StoreCore", "Transaction"]
+__all__ = ["KEY_RACE_RERUNS", "StoreCore", "Transaction", "UniqueKeyRace"]
+
+R = TypeVar("R")
+#: how often a verb runs again when concurrent inserts keep taking the key it retakes
+KEY_RACE_RERUNS = 5
+
+
+class UniqueKeyRace(Exception):
+    """A store's unique-key enforcement refused a write the core had checked: a concurrent
+    transaction took the key in between. Nothing was written; the core runs the verb again."""
 
 
 class Transaction(Protocol):
@@ -92,6 +131,26 @@ class Transaction(Protocol):
 
     def callback_pending(self, callback_id: str) -> bool: ...
 
+    def lock_unique_holder(self, key: str) -> Locked | None:
+        """Lock the job that holds unique key ``key`` (``awa.domain.holds_unique_key``)."""
+        ...
+
+    def lock_jobs(
+        self,
+        states: Sequence[JobState],
+        queue: str | None,
+        kind: str | None,
+        after_id: int,
+        limit: int,
+    ) -> list[Locked]:
+        """Lock up to ``limit`` jobs outside the dead-letter queue in one of ``states`` (and
+        ``queue``, ``kind`` when given) whose id is above ``after_id``, in id order."""
+        ...
+
+    def lock_schedules(self, names: Sequence[str]) -> dict[str, ScheduleRecord]:
+        """Lock the schedules of these names that exist."""
+        ...
+
     def rescue_candidates(self, staleness_s: float, limit: int) -> list[Locked]:
         """Lock up to ``limit`` live jobs, in id order, for which ``rescue_cause`` gives a
         cause at ``now()``: heartbeat older than ``staleness_s``, deadline or callback timeout
@@ -100,8 +159,9 @@ class Transaction(Protocol):
 
     def write(self, writes: Writes) -> None:
         """Write the decided jobs back, move the dead letters (with ``now()`` as ``dlq_at``),
-        put restored jobs back, and send the hints: cancels, answered callbacks, and one
-        wake-up per queue that got runnable jobs."""
+        put restored jobs back, upsert the schedules, and send the hints: cancels, answered
+        callbacks, and one wake-up per queue that got runnable jobs. A restored or retried job
+        that retakes a unique key someone took meanwhile raises ``UniqueKeyRace``."""
         ...
 
 
@@ -120,12 +180,16 @@ class StoreCore(abc.ABC):
     def _new_callback_id(self) -> str: ...
 
     @abc.abstractmethod
-    def _insert(self, jobs: Sequence[NewJob]) -> list[Job]:
-        """Row 1 (``decisions.create_job``'s values) for a non-empty batch, ids in order."""
+    def _insert(self, jobs: Sequence[NewJob], on_conflict: OnConflict) -> list[Job]:
+        """Row 1 (``decisions.create_job``'s values) for a non-empty batch, ids in order, with
+        the unique rules of ``awa.domain.unique``: ``blocked_inserts``, then
+        ``refuse_blocked`` (nothing inserted) and ``answer_inserts``."""
 
     @abc.abstractmethod
-    def _claim(self, queue: str, limit: int, deadline_duration_s: float) -> list[Job]:
-        """Row 3 (``decisions.claim``'s values), in ``(priority, run_at, id)`` order."""
+    def _claim(
+        self, queue: str, limit: int, deadline_duration_s: float, priority_aging_s: float
+    ) -> list[Job]:
+        """Row 3 (``decisions.claim``'s values), in ``decisions.claim_order``."""
 
     @abc.abstractmethod
     def _promote(self, limit: int) -> list[Job]:
@@ -153,8 +217,18 @@ class StoreCore(abc.ABC):
 
     @abc.abstractmethod
     def _list_jobs(
-        self, state: JobState | None, kind: str | None, queue: str | None, limit: int
-    ) -> list[Job]: ...
+        self,
+        state: JobState | None,
+        kind: str | None,
+        queue: str | None,
+        limit: int,
+        before_id: int | None,
+    ) -> list[Job]:
+        """Newest id first, ids below ``before_id`` when given."""
+
+    @abc.abstractmethod
+    def _discard_failed(self, queue: str | None, kind: str | None) -> int:
+        """Delete the matching failed jobs outside the dead-letter queue; how many."""
 
     @abc.abstractmethod
     def _set_queue_paused(self, queue: str, paused: bool) -> None:
@@ -175,13 +249,39 @@ class StoreCore(abc.ABC):
     def _queue_stats(self) -> list[QueueStats]: ...
 
     @abc.abstractmethod
-    def _list_dlq(self, queue: str | None, kind: str | None, limit: int) -> list[DlqEntry]: ...
+    def _list_dlq(
+        self, queue: str | None, kind: str | None, limit: int, before_id: int | None
+    ) -> list[DlqEntry]:
+        """Newest job id first, ids below ``before_id`` when given."""
 
     @abc.abstractmethod
     def _get_dlq_entry(self, job_id: int) -> DlqEntry | None: ...
 
     @abc.abstractmethod
     def _purge_dlq(self, queue: str | None, kind: str | None) -> int: ...
+
+    @abc.abstractmethod
+    def _purge_dlq_job(self, job_id: int) -> bool:
+        """Delete one dead-letter entry; whether there was one."""
+
+    @abc.abstractmethod
+    def _list_schedules(self) -> list[ScheduleRecord]:
+        """Every schedule, by name."""
+
+    @abc.abstractmethod
+    def _upcoming_schedules(self, limit: int) -> tuple[datetime, list[ScheduleRecord]]:
+        """The store's time, and up to ``limit`` unpaused schedules, earliest next fire first."""
+
+    @abc.abstractmethod
+    def _fire(self, plan: FirePlan) -> list[Job] | None:
+        """Atomically: move the schedule named ``plan.name`` from ``plan.expected_next`` to
+        ``plan.following`` (with ``last_fire_at`` the last of ``plan.fires``) if it is still
+        there and not paused, and only then insert ``plan.jobs`` (row 1), skipping a job whose
+        unique key is held. ``None`` when the compare-and-set failed."""
+
+    @abc.abstractmethod
+    def _remove_schedule(self, name: str) -> bool:
+        """Delete a schedule; whether there was one."""
 
     # -- the fenced-write loop --------------------------------------------------------------
     def _fenced(self, action: str, leases: Sequence[Lease], decide: Decide) -> list[WriteResult]:
@@ -207,16 +307,61 @@ class StoreCore(abc.ABC):
         return stale_results(results, leases, unowned, states)
 
     # -- producers --------------------------------------------------------------------------
-    def insert(self, jobs: Sequence[NewJob]) -> list[Job]:
-        check_new_jobs(jobs)
-        return self._insert(jobs) if jobs else []
+    def insert(self, jobs: Sequence[NewJob], *, on_conflict: OnConflict = "raise") -> list[Job]:
+        mode = check_insert(jobs, on_conflict)
+        return self._insert(jobs, mode) if jobs else []
+
+    def cancel_by_unique_key(self, job: NewJob) -> Job | None:
+        check_unique_job(job)
+        with self._transaction("cancelling by unique key") as tx:
+            now = tx.now()
+            key = job.unique_key_at(job.run_at if job.run_at is not None else now)
+            locked = tx.lock_unique_holder(key) if key is not None else None
+            return None if locked is None else self._cancel_locked(tx, locked)
+
+    # -- unique keys taken back -------------------------------------------------------------
+    @staticmethod
+    def _holder_refusing(
+        tx: Transaction, before: Job | None, after: Job, taken: dict[str, Job]
+    ) -> Job | None:
+        """The job that holds the key ``after`` would take back (a job taken back earlier in
+        the same transaction counts), or ``None``, when the key is then noted as taken."""
+        if not retakes_unique_key(before, after) or after.unique_key is None:
+            return None
+        key = after.unique_key
+        if key in taken:
+            return taken[key]
+        locked = tx.lock_unique_holder(key)
+        if locked is not None and locked.job.id != after.id:
+            return locked.job
+        taken[key] = after
+        return None
+
+    def _rerun_on_key_race(self, action: Callable[[], R]) -> R:
+        for _ in range(KEY_RACE_RERUNS - 1):
+            try:
+                return action()
+            except UniqueKeyRace:
+                continue
+        try:
+            return action()
+        except UniqueKeyRace as race:
+            raise DatabaseError(
+                f"a unique key kept being taken by concurrent inserts ({KEY_RACE_RERUNS}"
+                " tries); nothing changed, try again"
+            ) from race
 
     # -- workers ----------------------------------------------------------------------------
     def claim(
-        self, queue: str, *, limit: int, deadline_duration_s: float = DEADLINE_S
+        self,
+        queue: str,
+        *,
+        limit: int,
+        deadline_duration_s: float = DEADLINE_S,
+        priority_aging_s: float = 0.0,
     ) -> list[Job]:
-        check_claim(queue, limit, deadline_duration_s)
-        return self._claim(queue, limit, float(deadline_duration_s))
+        check_claim(queue, limit, deadline_duration_s, priority_aging_s)
+        return self._claim(queue, limit, float(deadline_duration_s), float(priority_aging_s))
 
     def heartbeat(self, beats: Sequence[Heartbeat]) -> list[WriteResult]:
         check_heartbeats(beats)
@@ -326,6 +471,17 @@ class StoreCore(abc.ABC):
         check_retention(older_than_s, limit)
         return self._expire_dlq(float(older_than_s), limit)
 
+    def plan_fires(self, *, limit: int = 100) -> FireRound:
+        check_limit(limit)
+        now, records = self._upcoming_schedules(limit)
+        plans = [plan for r in records if (plan := periodic.plan_fires(r, now)) is not None]
+        later = [r.next_fire_at for r in records if r.next_fire_at > now]
+        more = len(records) == limit and not later
+        return FireRound(now, plans, min(later, default=None), more)
+
+    def fire(self, plan: FirePlan) -> list[Job] | None:
+        return self._fire(check_fire_plan(plan))
+
     def try_lead(self, owner: str, *, ttl_s: float) -> bool:
         check_owner(owner)
         check_seconds("leader ttl", ttl_s, allow_zero=False)
@@ -350,9 +506,10 @@ class StoreCore(abc.ABC):
         kind: str | None = None,
         queue: str | None = None,
         limit: int = 100,
+        before_id: int | None = None,
     ) -> list[Job]:
-        checked = check_list_filter(state, kind, queue, limit)
-        return self._list_jobs(checked, kind, queue, limit)
+        checked = check_list_filter(state, kind, queue, limit, before_id)
+        return self._list_jobs(checked, kind, queue, limit, before_id)
 
     def cancel(self, job_id: int) -> Job:
         check_job_id(job_id)
@@ -364,25 +521,94 @@ class StoreCore(abc.ABC):
                     raise JobNotFound(job_id)
                 decisions.cancel(dead, tx.now())  # refuses: a dead letter is failed
                 raise AssertionError("the table let a dead-lettered job be cancelled")
-            decision = decisions.cancel(locked.job, tx.now())
-            writes = Writes()
-            if locked.job.state.is_live:
-                writes.cancelled.append(locked.job.lease)
-            writes.decided(decision, locked.dlq_enabled)
-            tx.write(writes)
-            return decision.job
+            return self._cancel_locked(tx, locked)
+
+    @staticmethod
+    def _cancel_locked(tx: Transaction, locked: Locked) -> Job:
+        """Row 17 for a job the transaction holds; a running handler is signalled."""
+        decision = decisions.cancel(locked.job, tx.now())
+        writes = Writes()
+        if locked.job.state.is_live:
+            writes.cancelled.append(locked.job.lease)
+        writes.decided(decision, locked.dlq_enabled)
+        tx.write(writes)
+        return decision.job
 
     def retry(self, job_id: int) -> Job:
         check_job_id(job_id)
+        return self._rerun_on_key_race(lambda: self._retry_once(job_id))
+
+    def _retry_once(self, job_id: int) -> Job:
         with self._transaction("retrying a job") as tx:
             locked = tx.lock_job(job_id)
             if locked is None:
                 return self._retry_dead_letter(tx, job_id)
             retried = decisions.operator_retry(locked.job, tx.now())
+            holder = self._holder_refusing(tx, locked.job, retried, {})
+            if holder is not None:
+                raise UniqueConflict(holder.id, holder.kind, holder.state.value)
             writes = Writes()
             writes.keep(retried)
             tx.write(writes)
             return retried
+
+    def retry_failed(
+        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
+    ) -> list[Job]:
+        check_bulk_filter(queue, kind, all, "failed job")
+
+        def retry(tx: Transaction, batch: list[Locked]) -> list[Job]:
+            now, writes = tx.now(), Writes()
+            taken: dict[str, Job] = {}
+            for locked in batch:
+                retried = decisions.operator_retry(locked.job, now)
+                if self._holder_refusing(tx, locked.job, retried, taken) is None:
+                    writes.keep(retried)
+            if writes:
+                tx.write(writes)
+            return list(writes.jobs.values())
+
+        return self._in_batches("retrying failed jobs", (JobState.FAILED,), queue, kind, retry)
+
+    def discard_failed(
+        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
+    ) -> int:
+        check_bulk_filter(queue, kind, all, "failed job")
+        return self._discard_failed(queue, kind)
+
+    def drain_queue(self, queue: str) -> int:
+        check_queue(queue)
+
+        def drain(tx: Transaction, batch: list[Locked]) -> list[Job]:
+            return [self._cancel_locked(tx, locked) for locked in batch]
+
+        states = decisions.DRAINABLE_STATES
+        return len(self._in_batches("draining a queue", states, queue, None, drain))
+
+    def _in_batches(
+        self,
+        action: str,
+        states: Sequence[JobState],
+        queue: str | None,
+        kind: str | None,
+        act: Callable[[Transaction, list[Locked]], list[Job]],
+    ) -> list[Job]:
+        """``act`` on every matching job, ``BATCH_SIZE_MAX`` per transaction, in id order
+        (a job ``act`` leaves as it was is not seen again)."""
+        done: list[Job] = []
+        after_id = 0
+        while True:
+
+            def batch(after_id: int = after_id) -> tuple[list[Locked], list[Job]]:
+                with self._transaction(action) as tx:
+                    locked = tx.lock_jobs(states, queue, kind, after_id, BATCH_SIZE_MAX)
+                    return locked, act(tx, locked) if locked else []
+
+            locked, changed = self._rerun_on_key_race(batch)
+            done.extend(changed)
+            if len(locked) < BATCH_SIZE_MAX:
+                return done
+            after_id = locked[-1].job.id
 
     def pause_queue(self, queue: str) -> None:
         self._set_queue_paused(check_queue(queue), True)
@@ -414,6 +640,55 @@ class StoreCore(abc.ABC):
     def queue_stats(self) -> list[QueueStats]:
         return self._queue_stats()
 
+    # -- periodic schedules -----------------------------------------------------------------
+    def register_schedules(self, schedules: Sequence[Schedule]) -> list[ScheduleRecord]:
+        check_schedules(schedules)
+        if not schedules:
+            return []
+        with self._transaction("registering schedules") as tx:
+            now = tx.now()
+            current = tx.lock_schedules([s.name for s in schedules])
+            records = [periodic.register(s, current.get(s.name), now) for s in schedules]
+            writes = Writes()
+            writes.schedules.extend(r for r in records if r != current.get(r.name))
+            if writes:
+                tx.write(writes)
+            return records
+
+    def list_schedules(self) -> list[ScheduleRecord]:
+        return self._list_schedules()
+
+    def set_schedule_paused(self, name: str, paused: bool) -> ScheduleRecord:
+        check_schedule_name(name)
+        check_flag("paused", paused)
+        with self._transaction("pausing a schedule" if paused else "resuming a schedule") as tx:
+            current = self._schedule(tx, name)
+            changed = periodic.set_paused(current, paused, tx.now())
+            if changed != current:
+                writes = Writes()
+                writes.schedules.append(changed)
+                tx.write(writes)
+            return changed
+
+    def trigger_schedule(self, name: str) -> Job:
+        check_schedule_name(name)
+        with self._transaction("triggering a schedule") as tx:
+            job = periodic.triggered_job(self._schedule(tx, name), tx.now())
+        [inserted] = self._insert([job], "raise")
+        return inserted
+
+    def remove_schedule(self, name: str) -> None:
+        check_schedule_name(name)
+        if not self._remove_schedule(name):
+            raise ScheduleNotFound(name)
+
+    @staticmethod
+    def _schedule(tx: Transaction, name: str) -> ScheduleRecord:
+        found = tx.lock_schedules([name]).get(name)
+        if found is None:
+            raise ScheduleNotFound(name)
+        return found
+
     # -- the dead-letter queue --------------------------------------------------------------
     def move_to_dlq(self, job_id: int, *, reason: str) -> DlqEntry:
         check_job_id(job_id)
@@ -429,45 +704,69 @@ class StoreCore(abc.ABC):
             return entry
 
     def list_dlq(
-        self, *, queue: str | None = None, kind: str | None = None, limit: int = 100
+        self,
+        *,
+        queue: str | None = None,
+        kind: str | None = None,
+        limit: int = 100,
+        before_id: int | None = None,
     ) -> list[DlqEntry]:
         check_dlq_filter(queue, kind, all=True)
         check_limit(limit)
-        return self._list_dlq(queue, kind, limit)
+        return self._list_dlq(queue, kind, limit, check_before_id(before_id))
 
     def get_dlq_entry(self, job_id: int) -> DlqEntry | None:
         return self._get_dlq_entry(check_job_id(job_id))
 
     def retry_from_dlq(self, job_id: int) -> Job:
         check_job_id(job_id)
-        with self._transaction("retrying a dead-letter job") as tx:
-            return self._retry_dead_letter(tx, job_id)
+
+        def retry() -> Job:
+            with self._transaction("retrying a dead-letter job") as tx:
+                return self._retry_dead_letter(tx, job_id)
+
+        return self._rerun_on_key_race(retry)
 
     def _retry_dead_letter(self, tx: Transaction, job_id: int) -> Job:
-        """Row 20 for one job, inside ``tx``."""
+        """Row 20 for one job, inside ``tx``; ``UniqueConflict`` when its key is held."""
         dead = tx.lock_dead_letter(job_id)
         if dead is None:
             raise JobNotFound(job_id)
-        return self._restore(tx, [dead])[0]
+        return self._restore(tx, [dead], refuse_held=True)[0]
 
-    def _restore(self, tx: Transaction, dead: Sequence[Job]) -> list[Job]:
+    def _restore(self, tx: Transaction, dead: Sequence[Job], *, refuse_held: bool) -> list[Job]:
+        """Row 20; a job whose key another holds raises (``refuse_held``) or stays put."""
         now, writes = tx.now(), Writes()
-        retried = [decisions.operator_retry(job, now) for job in dead]
-        for job in retried:
-            writes.restore(job)
-        tx.write(writes)
-        return retried
+        taken: dict[str, Job] = {}
+        for job in dead:
+            retried = decisions.operator_retry(job, now)
+            holder = self._holder_refusing(tx, None, retried, taken)  # a dead letter holds none
+            if holder is None:
+                writes.restore(retried)
+            elif refuse_held:
+                raise UniqueConflict(holder.id, holder.kind, holder.state.value)
+        if writes:
+            tx.write(writes)
+        return writes.restored
 
     def bulk_retry_from_dlq(
         self, *, queue: str | None = None, kind: str | None = None, all: bool = False
     ) -> list[Job]:
         check_dlq_filter(queue, kind, all)
-        with self._transaction("retrying dead-letter jobs") as tx:
-            dead = tx.lock_dead_letters(queue, kind)
-            return self._restore(tx, dead) if dead else []
+
+        def retry() -> list[Job]:
+            with self._transaction("retrying dead-letter jobs") as tx:
+                dead = tx.lock_dead_letters(queue, kind)
+                return self._restore(tx, dead, refuse_held=False) if dead else []
+
+        return self._rerun_on_key_race(retry)
 
     def purge_dlq(
         self, *, queue: str | None = None, kind: str | None = None, all: bool = False
     ) -> int:
         check_dlq_filter(queue, kind, all)
         return self._purge_dlq(queue, kind)
+
+    def purge_dlq_job(self, job_id: int) -> None:
+        if not self._purge_dlq_job(check_job_id(job_id)):
+            raise JobNotFound(job_id)

@@ -14,7 +14,15 @@ from datetime import datetime
 
 import attrs
 
-from awa.domain import CallbackNotFound, Decision, IllegalTransition, Job, JobState, Lease
+from awa.domain import (
+    CallbackNotFound,
+    Decision,
+    IllegalTransition,
+    Job,
+    JobState,
+    Lease,
+    ScheduleRecord,
+)
 from awa.domain.fencing import StaleReason, stale_reason
 from awa.ports import Applied, Stale, WriteResult
 
@@ -36,8 +44,8 @@ class Locked:
 
 class Writes:
     """What one transaction decided, for the store to write back: changed jobs, jobs that move
-    to the dead-letter queue (with their reason), jobs that come back from it, and the hints
-    to send once it commits."""
+    to the dead-letter queue (with their reason), jobs that come back from it, schedules
+    registered or changed, and the hints to send once it commits."""
 
     def __init__(self) -> None:
         self.jobs: dict[int, Job] = {}
@@ -45,6 +53,7 @@ class Writes:
         self.restored: list[Job] = []
         self.cancelled: list[Lease] = []  # live attempts an operator cancelled
         self.answered: list[Lease] = []  # attempts whose callback the external side answered
+        self.schedules: list[ScheduleRecord] = []  # added or changed (upserted by name)
 
     def keep(self, job: Job) -> None:
         self.jobs[job.id] = job
@@ -68,7 +77,7 @@ class Writes:
         return available_queues([*self.jobs.values(), *self.restored])
 
     def __bool__(self) -> bool:
-        return bool(self.jobs or self.dead_letters or self.restored)
+        return bool(self.jobs or self.dead_letters or self.restored or self.schedules)
 
 
 #: ``(request index, the job as this batch left it, the transaction's now) -> the new job``,

@@ -1,7 +1,7 @@
 """``awa dlq list|depth|retry|retry-bulk|purge``: the dead-letter queue, inspected and redriven.
 
 Bulk commands refuse to run without a filter unless ``--all``; destructive ones ask first on a
-terminal and refuse without ``--yes`` when stdin is not one."""
+terminal and refuse without ``--yes`` when stdin is not one (``awa.cli.guards``)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import argparse
 
 from awa.cli import output as out
 from awa.cli.arguments import Commands, command, group, job_id, positive
+from awa.cli.guards import add_filter_options, confirm, filter_text, require_filter
 from awa.cli.session import Refused, Session
 from awa.client import Client
 from awa.domain import AwaError, JobNotFound
@@ -33,55 +34,24 @@ def add_parser(commands: Commands) -> None:
     dlq = group(
         commands, "dlq", "the dead-letter queue: failed jobs kept for inspection and redrive"
     )
-    p = command(dlq, "list", "dead-letter entries, oldest first", dlq_list)
+    p = command(dlq, "list", "dead-letter entries, newest first", dlq_list)
     p.add_argument("--queue")
     p.add_argument("--kind")
     p.add_argument("--limit", type=positive, default=100)
+    p.add_argument("--before-id", type=job_id, help="the next page: entries older than this id")
     p = command(dlq, "depth", "how many entries each queue holds", dlq_depth)
     p.add_argument("--queue", help="only this queue")
     p = command(
         dlq, "retry", "move one entry back to available with a fresh attempt budget", dlq_retry
     )
     p.add_argument("id", type=job_id)
-    for name, verb, helptext, run in (
-        (
-            "retry-bulk",
-            "retry",
-            "retry every matching entry with a fresh attempt budget",
-            dlq_retry_bulk,
-        ),
-        ("purge", "delete", "delete matching entries for good", dlq_purge),
-    ):
-        p = command(dlq, name, helptext, run)
-        p.add_argument("--queue")
-        p.add_argument("--kind")
-        p.add_argument("--all", action="store_true", help=f"{verb} entries of every queue and kind")
-        p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
-
-
-def _filter_text(queue: str | None, kind: str | None) -> str:
-    parts = ([f"queue={queue}"] if queue else []) + ([f"kind={kind}"] if kind else [])
-    return ", ".join(parts) or "every queue and kind"
-
-
-def _require_filter(args: argparse.Namespace, verb: str) -> None:
-    if args.queue is None and args.kind is None and not args.all:
-        raise Refused(
-            f"refusing to {verb} every dead-letter entry: give --queue and/or --kind, or --all"
-        )
-
-
-def _confirm(session: Session, args: argparse.Namespace, action: str) -> None:
-    """Ask whether to ``action`` on a terminal; without one, only ``--yes`` lets it go on."""
-    if args.yes:
-        return
-    if not session.stdin.isatty():
-        raise Refused(f"refusing to {action} without --yes: stdin is not a terminal")
-    session.stderr.write(f"{action}? [y/N] ")
-    session.stderr.flush()
-    answer = session.stdin.readline().strip().lower()
-    if answer not in ("y", "yes"):
-        raise Refused("not confirmed; nothing changed")
+    p = command(
+        dlq, "retry-bulk", "retry every matching entry with a fresh attempt budget", dlq_retry_bulk
+    )
+    add_filter_options(p, "retry", "entries")
+    p = command(dlq, "purge", "delete one entry (ID) or the matching entries, for good", dlq_purge)
+    p.add_argument("id", type=job_id, nargs="?", help="only this entry")
+    add_filter_options(p, "delete", "entries")
 
 
 def _dlq_matching(client: Client, queue: str | None, kind: str | None) -> str:
@@ -92,7 +62,9 @@ def _dlq_matching(client: Client, queue: str | None, kind: str | None) -> str:
 
 def dlq_list(args: argparse.Namespace, session: Session) -> None:
     with session.client(args) as client:
-        entries = client.list_dlq(queue=args.queue, kind=args.kind, limit=args.limit)
+        entries = client.list_dlq(
+            queue=args.queue, kind=args.kind, limit=args.limit, before_id=args.before_id
+        )
     if args.json:
         out.print_json({"entries": [out.dlq_entry_data(e) for e in entries]}, session.stdout)
         return
@@ -146,32 +118,26 @@ def dlq_retry(args: argparse.Namespace, session: Session) -> None:
 
 
 def dlq_retry_bulk(args: argparse.Namespace, session: Session) -> None:
-    _require_filter(args, "retry")
+    require_filter(args, "retry", "dead-letter entry")
     with session.client(args) as client:
         if args.all and args.queue is None and args.kind is None:
             count = _dlq_matching(client, None, None)
-            _confirm(session, args, f"retry all {count} dead-letter entries in every queue")
+            confirm(session, args, f"retry all {count} dead-letter entries in every queue")
         jobs = client.bulk_retry_from_dlq(queue=args.queue, kind=args.kind, all=args.all)
-    if args.json:
-        out.print_json(
-            {"retried": len(jobs), "jobs": [out.job_data(j) for j in jobs]}, session.stdout
-        )
-        return
-    out.print_line(
-        f"retried {len(jobs)} dead-letter job(s) ({_filter_text(args.queue, args.kind)}) with a"
-        " fresh attempt budget",
-        session.stdout,
-    )
-    if jobs:
-        out.print_table(None, out.JOB_COLUMNS, out.job_rows(jobs), session.stdout)
+    where = filter_text(args.queue, args.kind)
+    line = f"retried {len(jobs)} dead-letter job(s) ({where}) with a fresh attempt budget"
+    out.print_jobs_result("retried", jobs, line, session.stdout, as_json=args.json)
 
 
 def dlq_purge(args: argparse.Namespace, session: Session) -> None:
-    _require_filter(args, "purge")
+    if args.id is not None:
+        _purge_one(args, session)
+        return
+    require_filter(args, "purge", "dead-letter entry")
     with session.client(args) as client:
         count = _dlq_matching(client, args.queue, args.kind)
-        where = _filter_text(args.queue, args.kind)
-        _confirm(session, args, f"permanently delete {count} dead-letter entries ({where})")
+        where = filter_text(args.queue, args.kind)
+        confirm(session, args, f"permanently delete {count} dead-letter entries ({where})")
         purged = client.purge_dlq(queue=args.queue, kind=args.kind, all=args.all)
     if args.json:
         out.print_json({"purged": purged}, session.stdout)
@@ -180,3 +146,22 @@ def dlq_purge(args: argparse.Namespace, session: Session) -> None:
             f"purged {purged} dead-letter entr{'y' if purged == 1 else 'ies'} ({where})",
             session.stdout,
         )
+
+
+def _purge_one(args: argparse.Namespace, session: Session) -> None:
+    if args.queue is not None or args.kind is not None or args.all:
+        raise Refused("give an entry's ID or --queue/--kind/--all, not both")
+    with session.client(args) as client:
+        confirm(session, args, f"permanently delete dead-letter entry {args.id}")
+        try:
+            client.purge_dlq_job(args.id)
+        except JobNotFound:
+            elsewhere = client.get_job(args.id)  # JobNotFound again when it is nowhere
+            raise JobNotInDlq(
+                f"job {args.id} is not in the dead-letter queue (it is {elsewhere.state.value});"
+                " nothing changed"
+            ) from None
+    if args.json:
+        out.print_json({"purged": 1, "id": args.id}, session.stdout)
+    else:
+        out.print_line(f"purged dead-letter entry {args.id}", session.stdout)

@@ -1,4 +1,5 @@
-"""``awa job list|dump|dump-run|cancel|retry``: inspect and act on single jobs."""
+"""``awa job list|dump|dump-run|cancel|retry|retry-failed|discard-failed``: inspect and act on
+single jobs, and on the failed jobs of a queue or kind at once."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 from awa.cli import output as out
 from awa.cli.arguments import Commands, command, group, job_id, positive
 from awa.cli.diagnosis import diagnose, error_rounds
+from awa.cli.guards import add_filter_options, confirm, filter_text, require_filter
 from awa.cli.session import Session
 from awa.client import Client
 from awa.domain import (
@@ -24,10 +26,12 @@ __all__ = [
     "NotCancellable",
     "add_parser",
     "job_cancel",
+    "job_discard_failed",
     "job_dump",
     "job_dump_run",
     "job_list",
     "job_retry",
+    "job_retry_failed",
 ]
 
 
@@ -43,12 +47,13 @@ class NotCancellable(AwaError):
 
 
 def add_parser(commands: Commands) -> None:
-    job = group(commands, "job", "inspect and act on single jobs")
-    p = command(job, "list", "list jobs (outside the dead-letter queue), oldest first", job_list)
+    job = group(commands, "job", "inspect and act on jobs")
+    p = command(job, "list", "list jobs (outside the dead-letter queue), newest first", job_list)
     p.add_argument("--state", choices=[s.value for s in JobState])
     p.add_argument("--kind")
     p.add_argument("--queue")
     p.add_argument("--limit", type=positive, default=100)
+    p.add_argument("--before-id", type=job_id, help="the next page: jobs older than this id")
     p = command(
         job, "dump", "the whole job, its error history attempt by attempt, a diagnosis", job_dump
     )
@@ -67,12 +72,30 @@ def add_parser(commands: Commands) -> None:
         job, "retry", "run a failed or cancelled job again with a fresh attempt budget", job_retry
     )
     p.add_argument("id", type=job_id)
+    p = command(
+        job,
+        "retry-failed",
+        "run every failed job of a queue and/or kind again with a fresh attempt budget",
+        job_retry_failed,
+    )
+    add_filter_options(p, "retry", "failed jobs")
+    p = command(
+        job,
+        "discard-failed",
+        "delete every failed job of a queue and/or kind (not the dead-letter queue's)",
+        job_discard_failed,
+    )
+    add_filter_options(p, "delete", "failed jobs")
 
 
 def job_list(args: argparse.Namespace, session: Session) -> None:
     with session.client(args) as client:
         jobs = client.list_jobs(
-            state=args.state, kind=args.kind, queue=args.queue, limit=args.limit
+            state=args.state,
+            kind=args.kind,
+            queue=args.queue,
+            limit=args.limit,
+            before_id=args.before_id,
         )
     if args.json:
         out.print_json({"jobs": [out.job_data(j) for j in jobs]}, session.stdout)
@@ -254,3 +277,42 @@ def job_retry(args: argparse.Namespace, session: Session) -> None:
     with session.client(args) as client:
         job = client.retry(args.id)
     out.print_job_result("retried", job, session.stdout, as_json=args.json)
+
+
+def _failed_matching(client: Client, queue: str | None, kind: str | None) -> str:
+    """How many failed jobs match, for a confirmation question."""
+    found = len(client.list_jobs(state=JobState.FAILED, queue=queue, kind=kind, limit=5000))
+    return f"{found}+" if found >= 5000 else str(found)
+
+
+def job_retry_failed(args: argparse.Namespace, session: Session) -> None:
+    require_filter(args, "retry", "failed job")
+    where = filter_text(args.queue, args.kind)
+    with session.client(args) as client:
+        if args.all and args.queue is None and args.kind is None:
+            count = _failed_matching(client, None, None)
+            confirm(session, args, f"retry all {count} failed jobs in every queue")
+        jobs = client.retry_failed(queue=args.queue, kind=args.kind, all=args.all)
+    if args.json:
+        out.print_json(
+            {"retried": len(jobs), "jobs": [out.job_data(j) for j in jobs]}, session.stdout
+        )
+        return
+    out.print_line(
+        f"retried {len(jobs)} failed job(s) ({where}) with a fresh attempt budget", session.stdout
+    )
+    if jobs:
+        out.print_table(None, out.JOB_COLUMNS, out.job_rows(jobs), session.stdout)
+
+
+def job_discard_failed(args: argparse.Namespace, session: Session) -> None:
+    require_filter(args, "discard", "failed job")
+    where = filter_text(args.queue, args.kind)
+    with session.client(args) as client:
+        count = _failed_matching(client, args.queue, args.kind)
+        confirm(session, args, f"permanently delete {count} failed jobs ({where})")
+        discarded = client.discard_failed(queue=args.queue, kind=args.kind, all=args.all)
+    if args.json:
+        out.print_json({"discarded": discarded}, session.stdout)
+    else:
+        out.print_line(f"discarded {discarded} failed job(s) ({where})", session.stdout)

@@ -35,6 +35,7 @@ __all__ = [
     "job_rows",
     "last_error",
     "print_job_result",
+    "print_jobs_result",
     "print_json",
     "printable",
     "stats_data",
@@ -240,3 +241,16 @@ def print_job_result(
         f" attempt {attempts(job)}, run_lease {job.run_lease}",
         out,
     )
+
+
+def print_jobs_result(
+    verb: str, jobs: Sequence[Job], line: str, out: TextIO, *, as_json: bool
+) -> None:
+    """What a bulk command did to many jobs: with ``--json``, ``{verb: n, "jobs": [...]}``;
+    else ``line`` and a table of the jobs."""
+    if as_json:
+        print_json({verb: len(jobs), "jobs": [job_data(j) for j in jobs]}, out)
+        return
+    print_line(line, out)
+    if jobs:
+        print_table(None, JOB_COLUMNS, job_rows(jobs), out)

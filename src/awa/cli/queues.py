@@ -1,5 +1,6 @@
-"""``awa queue pause|resume|stats|config``: stop and start claims on a queue, see what it holds,
-and set what every worker of it reads from the database (DLQ routing, retention)."""
+"""``awa queue pause|resume|stats|config|drain``: stop and start claims on a queue, see what it
+holds, set what every worker of it reads from the database (DLQ routing, retention), and cancel
+what waits in it."""
 
 from __future__ import annotations
 
@@ -8,11 +9,19 @@ from datetime import datetime, timezone
 
 from awa.cli import output as out
 from awa.cli.arguments import Commands, command, duration, group, on_off
+from awa.cli.guards import confirm
 from awa.cli.session import Refused, Session
 from awa.domain import JobState
 from awa.ports import QueueSettings
 
-__all__ = ["add_parser", "queue_config", "queue_pause", "queue_resume", "queue_stats"]
+__all__ = [
+    "add_parser",
+    "queue_config",
+    "queue_drain",
+    "queue_pause",
+    "queue_resume",
+    "queue_stats",
+]
 
 
 def add_parser(commands: Commands) -> None:
@@ -45,6 +54,14 @@ def add_parser(commands: Commands) -> None:
     p.add_argument(
         "--dlq-retention", type=duration, metavar="DURATION", help="keep DLQ entries this long"
     )
+    p = command(
+        queue,
+        "drain",
+        "cancel every job of a queue that is not running (running attempts finish)",
+        queue_drain,
+    )
+    p.add_argument("queue")
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
 
 
 def _queue_switch(args: argparse.Namespace, session: Session, paused: bool) -> None:
@@ -138,3 +155,16 @@ def queue_stats(args: argparse.Namespace, session: Session) -> None:
 
 def _default(seconds: float | None) -> str:
     return "default" if seconds is None else out.human_duration(seconds)
+
+
+def queue_drain(args: argparse.Namespace, session: Session) -> None:
+    with session.client(args) as client:
+        confirm(session, args, f"cancel every job of queue {args.queue} that is not running")
+        cancelled = client.drain_queue(args.queue)
+    if args.json:
+        out.print_json({"queue": args.queue, "cancelled": cancelled}, session.stdout)
+    else:
+        out.print_line(
+            f"queue {args.queue} drained: {cancelled} job(s) cancelled; running attempts go on",
+            session.stdout,
+        )

@@ -12,9 +12,11 @@ from awa.domain.errors import (
     DatabaseError,
     IllegalTransition,
     JobNotFound,
+    ScheduleNotFound,
     SchemaNotMigrated,
     SerializationError,
     TerminalError,
+    UniqueConflict,
     UnknownJobKind,
     ValidationError,
 )
@@ -32,9 +34,17 @@ from awa.domain.outcomes import (
     Snooze,
     WaitForCallback,
 )
+from awa.domain.periodic import FirePlan, MissedFirePolicy, Schedule, ScheduleRecord
 from awa.domain.rescue import RescueCause, rescue_cause
 from awa.domain.states import LIVE_STATES, TERMINAL_STATES, JobState
 from awa.domain.transitions import INSERT_STATES, TRANSITIONS, Trigger, next_state
+from awa.domain.unique import (
+    DEFAULT_UNIQUE_STATES,
+    OnConflict,
+    Unique,
+    holds_unique_key,
+    retakes_unique_key,
+)
 from awa.domain.values import (
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_PRIORITY,
@@ -51,6 +61,7 @@ __all__ = [
     "BACKOFF_MAX_S",
     "DEFAULT_MAX_ATTEMPTS",
     "DEFAULT_PRIORITY",
+    "DEFAULT_UNIQUE_STATES",
     "INSERT_STATES",
     "LIVE_STATES",
     "TERMINAL_STATES",
@@ -68,12 +79,15 @@ __all__ = [
     "ErrorEntry",
     "Fail",
     "FailCallback",
+    "FirePlan",
     "IllegalTransition",
     "Job",
     "JobNotFound",
     "JobState",
     "Lease",
+    "MissedFirePolicy",
     "NewJob",
+    "OnConflict",
     "Outcome",
     "RandomSource",
     "RescueCause",
@@ -81,15 +95,22 @@ __all__ = [
     "ResumeCallback",
     "RetryAfter",
     "RetryCallback",
+    "Schedule",
+    "ScheduleNotFound",
+    "ScheduleRecord",
     "SchemaNotMigrated",
     "SerializationError",
     "Snooze",
     "TerminalError",
     "Trigger",
+    "Unique",
+    "UniqueConflict",
     "UnknownJobKind",
     "ValidationError",
     "WaitForCallback",
     "backoff_s",
+    "holds_unique_key",
     "next_state",
     "rescue_cause",
+    "retakes_unique_key",
 ]

@@ -14,19 +14,22 @@ import attrs
 
 from awa.domain import outcomes as o
 from awa.domain.backoff import RandomSource, backoff_s
-from awa.domain.defaults import DEADLINE_S
+from awa.domain.defaults import DEADLINE_S, PRIORITY_RANGE
 from awa.domain.errors import CallbackNotFound, IllegalTransition
 from awa.domain.rescue import RescueCause
 from awa.domain.states import JobState
-from awa.domain.transitions import Trigger, next_state
+from awa.domain.transitions import TRANSITIONS, Trigger, next_state
 from awa.domain.validation import check_json_object, check_seconds
 from awa.domain.values import DlqEntry, DlqReason, ErrorEntry, Job, NewJob
 
 __all__ = [
+    "DRAINABLE_STATES",
     "Decision",
     "cancel",
     "claim",
+    "claim_order",
     "create_job",
+    "effective_priority",
     "finish",
     "heartbeat",
     "heartbeat_callback",
@@ -117,6 +120,8 @@ def create_job(new: NewJob, *, job_id: int, now: datetime) -> Job:
         created_at=now,
         tags=new.tags,
         metadata=new.metadata,
+        unique_key=new.unique_key_at(run_at),
+        unique_states=new.unique.states if new.unique is not None else frozenset(),
     )
 
 
@@ -125,6 +130,29 @@ def is_claimable(job: Job, now: datetime) -> bool:
     if job.state is JobState.AVAILABLE:
         return True
     return job.state in (JobState.SCHEDULED, JobState.RETRYABLE) and job.run_at <= now
+
+
+def effective_priority(job: Job, now: datetime, aging_s: float = 0.0) -> int:
+    """Priority aging: a runnable job's priority improves (its number drops) by one step per
+    ``aging_s`` it has waited since its ``run_at``, down to the highest; 0 disables it. Computed
+    when claiming: nothing is rewritten."""
+    if not aging_s or job.run_at >= now:
+        return job.priority
+    steps = (now - job.run_at) // timedelta(microseconds=round(aging_s * 1_000_000))
+    return max(PRIORITY_RANGE.start, job.priority - steps)
+
+
+def claim_order(job: Job, now: datetime, aging_s: float = 0.0) -> tuple[int, datetime, int]:
+    """Claim order: ``(effective priority, run_at, id)``, lowest first."""
+    return (effective_priority(job, now, aging_s), job.run_at, job.id)
+
+
+#: ``drain_queue`` cancels every job an operator can cancel that no attempt is running
+DRAINABLE_STATES = tuple(
+    state
+    for state in JobState
+    if state is not JobState.RUNNING and (state, Trigger.CANCEL) in TRANSITIONS
+)
 
 
 def promote(job: Job, now: datetime) -> Job:

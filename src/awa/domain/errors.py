@@ -17,9 +17,11 @@ __all__ = [
     "DatabaseError",
     "IllegalTransition",
     "JobNotFound",
+    "ScheduleNotFound",
     "SchemaNotMigrated",
     "SerializationError",
     "TerminalError",
+    "UniqueConflict",
     "UnknownJobKind",
     "ValidationError",
 ]
@@ -49,6 +51,21 @@ class JobNotFound(AwaError, LookupError):
     def __init__(self, job_id: int) -> None:
         super().__init__(f"job {job_id} not found")
         self.job_id = job_id
+
+
+class UniqueConflict(AwaError):
+    """Another job holds the unique key this job would take; nothing changed. ``job_id`` is
+    the holder's id."""
+
+    def __init__(self, job_id: int, kind: str, state: str) -> None:
+        super().__init__(f"job {job_id} ({kind}, {state}) holds this unique key; nothing changed")
+        self.job_id = job_id
+
+
+class ScheduleNotFound(AwaError, LookupError):
+    def __init__(self, name: str) -> None:
+        super().__init__(f"periodic schedule {name!r} not found")
+        self.name = name
 
 
 class CallbackNotFound(AwaError, LookupError):

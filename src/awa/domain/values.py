@@ -11,7 +11,9 @@ import attrs
 
 from awa.domain import validation as v
 from awa.domain.defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY
+from awa.domain.errors import ValidationError
 from awa.domain.states import JobState
+from awa.domain.unique import Unique, unique_key_at
 
 __all__ = [
     "DEFAULT_MAX_ATTEMPTS",
@@ -92,11 +94,31 @@ class NewJob:
     run_at: datetime | None = attrs.field(default=None)
     tags: tuple[str, ...] = attrs.field(default=(), converter=v.check_tags)
     metadata: dict[str, Any] = attrs.field(factory=dict, converter=_metadata)
+    #: what makes a duplicate of this job (``awa.domain.unique``); ``None``: no key
+    unique: Unique | None = attrs.field(default=None)
 
     @run_at.validator
     def _check_run_at(self, _: attrs.Attribute[datetime | None], value: object) -> None:
         if value is not None:
             v.check_aware("run_at", value)
+
+    @unique.validator
+    def _check_unique(self, _: attrs.Attribute[Unique | None], value: object) -> None:
+        if value is not None and not isinstance(value, Unique):
+            raise ValidationError(f"unique takes an awa.Unique, got {type(value).__name__}")
+
+    def unique_digest(self) -> str | None:
+        """The job's unique key without its period number (``None``: not unique)."""
+        if self.unique is None:
+            return None
+        return self.unique.digest(self.kind, self.queue, self.args)
+
+    def unique_key_at(self, run_at: datetime) -> str | None:
+        """The key the job takes when inserted to run at ``run_at``."""
+        digest = self.unique_digest()
+        if digest is None or self.unique is None:
+            return None
+        return unique_key_at(digest, self.unique.period, run_at)
 
 
 @attrs.frozen(kw_only=True)
@@ -125,6 +147,9 @@ class Job:
     callback_id: str | None = None
     callback_timeout_at: datetime | None = None
     callback_result: Any = None
+    #: the key the job holds while it is in ``unique_states`` (``awa.domain.unique``)
+    unique_key: str | None = None
+    unique_states: frozenset[JobState] = frozenset()
 
     @property
     def lease(self) -> Lease:

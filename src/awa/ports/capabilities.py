@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from awa.domain import Job, NewJob
+from awa.domain import Job, NewJob, OnConflict
 from awa.ports.results import Event
 
 __all__ = ["AsyncInserts", "Closes", "InsertsOnConnection", "Listens", "Migrates", "Probes"]
@@ -51,12 +51,16 @@ class InsertsOnConnection(Protocol):
     commit makes the jobs visible, rollback makes them vanish. Without it: ``conn=`` is
     refused with ``ValidationError``."""
 
-    def insert_on(self, conn: Any, jobs: Sequence[NewJob]) -> list[Job]:
-        """Insert on the caller's connection, in its open transaction; refuses (with
-        ``ValidationError``) a connection this store cannot write through."""
+    def insert_on(
+        self, conn: Any, jobs: Sequence[NewJob], *, on_conflict: OnConflict = "raise"
+    ) -> list[Job]:
+        """Insert on the caller's connection, in its open transaction, as ``insert`` does;
+        refuses (with ``ValidationError``) a connection this store cannot write through."""
         ...
 
-    async def insert_on_async(self, conn: Any, jobs: Sequence[NewJob]) -> list[Job]:
+    async def insert_on_async(
+        self, conn: Any, jobs: Sequence[NewJob], *, on_conflict: OnConflict = "raise"
+    ) -> list[Job]:
         """``insert_on`` for a connection awaited on an event loop."""
         ...
 
@@ -66,7 +70,9 @@ class AsyncInserts(Protocol):
     """Inserting from an event loop without a thread. ``AsyncClient`` uses it when its store
     has it (PostgreSQL does) and ``insert`` in a thread otherwise."""
 
-    async def insert_async(self, jobs: Sequence[NewJob]) -> list[Job]:
+    async def insert_async(
+        self, jobs: Sequence[NewJob], *, on_conflict: OnConflict = "raise"
+    ) -> list[Job]:
         """``insert``, awaited on the caller's event loop."""
         ...
 

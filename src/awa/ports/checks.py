@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from awa.domain import Lease, NewJob, ValidationError
+from awa.domain import FirePlan, Lease, NewJob, Schedule, ValidationError
 from awa.domain.outcomes import (
     Cancel,
     Complete,
@@ -23,7 +23,9 @@ from awa.domain.outcomes import (
     Snooze,
     WaitForCallback,
 )
+from awa.domain.periodic import check_schedule_name
 from awa.domain.states import JobState
+from awa.domain.unique import OnConflict, check_on_conflict
 from awa.domain.validation import (
     check_flag,
     check_json_object,
@@ -38,11 +40,15 @@ from awa.ports.store import BATCH_SIZE_MAX
 
 __all__ = [
     "check_batch",
+    "check_before_id",
+    "check_bulk_filter",
     "check_callback_id",
     "check_claim",
     "check_dlq_filter",
     "check_finishes",
+    "check_fire_plan",
     "check_heartbeats",
+    "check_insert",
     "check_job_id",
     "check_lease",
     "check_leases",
@@ -56,6 +62,9 @@ __all__ = [
     "check_register_callback",
     "check_resolution",
     "check_retention",
+    "check_schedule_name",
+    "check_schedules",
+    "check_unique_job",
 ]
 
 T = TypeVar("T")
@@ -86,6 +95,43 @@ def check_batch(items: Sequence[T], what: str, kind: type[object]) -> Sequence[T
 def check_new_jobs(jobs: Sequence[NewJob]) -> Sequence[NewJob]:
     """``insert``: a bounded list of ``NewJob`` values (each validated itself when made)."""
     return check_batch(jobs, "jobs", NewJob)
+
+
+def check_insert(jobs: Sequence[NewJob], on_conflict: object) -> OnConflict:
+    """``insert``: the jobs, and what to do with one whose unique key is held."""
+    check_new_jobs(jobs)
+    return check_on_conflict(on_conflict)
+
+
+def check_unique_job(job: object) -> NewJob:
+    """``cancel_by_unique_key``: the job whose key to look for, which must have one."""
+    if not isinstance(job, NewJob):
+        raise ValidationError(f"expected NewJob values, got {type(job).__name__}")
+    if job.unique is None:
+        raise ValidationError("the job has no unique key: give it unique=awa.Unique(...)")
+    return job
+
+
+def check_schedules(schedules: Sequence[Schedule]) -> Sequence[Schedule]:
+    """``register_schedules``: a bounded list of schedules, each name once."""
+    check_batch(schedules, "schedules", Schedule)
+    names = [s.name for s in schedules]
+    if len(set(names)) != len(names):
+        raise ValidationError(f"a schedule name is given twice: {sorted(names)}")
+    return schedules
+
+
+def check_fire_plan(plan: object) -> FirePlan:
+    if not isinstance(plan, FirePlan):
+        raise ValidationError(f"expected a FirePlan, got {type(plan).__name__}")
+    if not plan.fires or len(plan.fires) != len(plan.jobs):
+        raise ValidationError("a fire plan has one job per fire, and at least one fire")
+    return plan
+
+
+def check_before_id(before_id: object) -> int | None:
+    """A page's cursor: the last id of the previous page (``None``: the first page)."""
+    return None if before_id is None else check_job_id(before_id)
 
 
 def check_job_id(job_id: object) -> int:
@@ -138,10 +184,13 @@ def check_leases(leases: Sequence[Lease]) -> Sequence[Lease]:
     return leases
 
 
-def check_claim(queue: object, limit: object, deadline_duration_s: object) -> None:
+def check_claim(
+    queue: object, limit: object, deadline_duration_s: object, priority_aging_s: object
+) -> None:
     check_queue(queue)
     check_limit(limit)
     check_seconds("deadline_duration", deadline_duration_s)
+    check_seconds("priority_aging_interval", priority_aging_s)
 
 
 def check_register_callback(lease: object, timeout_s: object, callback_id: object) -> None:
@@ -184,25 +233,31 @@ def check_queue_settings(
         )
 
 
-def check_list_filter(state: object, kind: object, queue: object, limit: object) -> JobState | None:
+def check_list_filter(
+    state: object, kind: object, queue: object, limit: object, before_id: object
+) -> JobState | None:
     """``list_jobs``'s filters; the state as a ``JobState``."""
     checked = check_state(state) if state is not None else None
     check_dlq_filter(queue, kind, all=True)
     check_limit(limit)
+    check_before_id(before_id)
     return checked
 
 
-def check_dlq_filter(queue: Any, kind: Any, all: object) -> None:
-    """Bulk dead-letter commands act on a queue, a kind, or (only when asked) everything."""
+def check_bulk_filter(queue: Any, kind: Any, all: object, what: str) -> None:
+    """Bulk commands act on a queue, a kind, or (only when asked) every one of ``what``."""
     check_flag("all", all)
     if queue is not None:
         check_queue(queue)
     if kind is not None:
         check_kind(kind)
     if queue is None and kind is None and not all:
-        raise ValidationError(
-            "refusing to act on every dead-letter entry: give a queue or kind, or all=True"
-        )
+        raise ValidationError(f"refusing to act on every {what}: give a queue or kind, or all=True")
+
+
+def check_dlq_filter(queue: Any, kind: Any, all: object) -> None:
+    """Bulk dead-letter commands act on a queue, a kind, or (only when asked) everything."""
+    check_bulk_filter(queue, kind, all, "dead-letter entry")
 
 
 def _check_buffers(items: Sequence[Heartbeat] | Sequence[Finish]) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from awa.domain import Job, JobState, Lease, Outcome, RescueCause
+from awa.domain import FirePlan, Job, JobState, Lease, Outcome, RescueCause
 from awa.domain.fencing import StaleReason
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "CancelRequested",
     "Event",
     "Finish",
+    "FireRound",
     "Heartbeat",
     "JobsAvailable",
     "QueueSettings",
@@ -82,6 +83,18 @@ class QueueSettings:
     dlq_enabled: bool = False
     finished_retention_s: float | None = None
     dlq_retention_s: float | None = None
+
+
+@attrs.frozen
+class FireRound:
+    """What a maintenance leader learns from ``plan_fires``: the store's time, the plans of
+    the schedules due then, and when the next fire after them comes (``None``: no schedule
+    is active). ``more``: other schedules may be due too (the round hit its limit)."""
+
+    now: datetime
+    plans: list[FirePlan]
+    next_fire_at: datetime | None
+    more: bool = False
 
 
 @attrs.frozen

@@ -13,6 +13,11 @@ Rules every adapter keeps (the contract suite in ``awa.testing`` checks them):
 * A ``failed`` outcome on a queue with the dead-letter queue enabled moves the job there: a
   job is in exactly one home, the jobs or the dead-letter queue.
 * Batches are bounded: ``BATCH_SIZE_MAX`` per call.
+* A job holds its unique key while it is in its unique states (``awa.domain.unique``); a move
+  that would give a job a key another job holds (an insert, an operator's retry) raises
+  ``UniqueConflict`` and changes nothing, or is answered with the holder (``on_conflict``).
+* A periodic fire is enqueued in the same atomic step that moves its schedule on from the
+  next fire the plan expected (a compare-and-set): a stale plan enqueues nothing.
 """
 
 from __future__ import annotations
@@ -20,10 +25,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from awa.domain import DlqEntry, Job, JobState, Lease, NewJob, Resolution
+from awa.domain import (
+    DlqEntry,
+    FirePlan,
+    Job,
+    JobState,
+    Lease,
+    NewJob,
+    OnConflict,
+    Resolution,
+    Schedule,
+    ScheduleRecord,
+)
 from awa.domain.defaults import CALLBACK_TIMEOUT_S, DEADLINE_S, STALENESS_S
 from awa.ports.clock import Clock
-from awa.ports.results import Finish, Heartbeat, QueueSettings, QueueStats, Rescued, WriteResult
+from awa.ports.results import (
+    Finish,
+    FireRound,
+    Heartbeat,
+    QueueSettings,
+    QueueStats,
+    Rescued,
+    WriteResult,
+)
 
 __all__ = [
     "BATCH_SIZE_MAX",
@@ -46,17 +70,33 @@ class ClaimStore(Protocol):
         ...
 
     # -- producers ---------------------------------------------------------------------------
-    def insert(self, jobs: Sequence[NewJob]) -> list[Job]:
-        """Row 1, for every job at once; returns them with ids, in order."""
+    def insert(self, jobs: Sequence[NewJob], *, on_conflict: OnConflict = "raise") -> list[Job]:
+        """Row 1, for every job at once; returns them with ids, in order. A job whose unique
+        key another job holds (or an earlier job of the same call takes) refuses the whole
+        call with ``UniqueConflict`` (``ValidationError`` for a repeat within the call), or,
+        with ``on_conflict="skip"``, is answered with the holder and not written."""
+        ...
+
+    def cancel_by_unique_key(self, job: NewJob) -> Job | None:
+        """Row 17 for the job holding the unique key ``job`` would take if inserted now (or at
+        its ``run_at``); ``None`` when no job holds it. A holder that finished (its unique
+        states include ``completed``) raises ``IllegalTransition``."""
         ...
 
     # -- workers: claims and fenced writes ---------------------------------------------------
     def claim(
-        self, queue: str, *, limit: int, deadline_duration_s: float = DEFAULT_DEADLINE_S
+        self,
+        queue: str,
+        *,
+        limit: int,
+        deadline_duration_s: float = DEFAULT_DEADLINE_S,
+        priority_aging_s: float = 0.0,
     ) -> list[Job]:
         """Row 3 for up to ``limit`` runnable jobs of an unpaused queue, in
         ``(priority, run_at, id)`` order; due scheduled and retryable jobs count as runnable.
-        Each returned job carries its new lease. Concurrent claims never share a job."""
+        With ``priority_aging_s`` the priority is the effective one
+        (``decisions.effective_priority``). Each returned job carries its new lease. Concurrent
+        claims never share a job."""
         ...
 
     def heartbeat(self, beats: Sequence[Heartbeat]) -> list[WriteResult]:
@@ -113,6 +153,18 @@ class ClaimStore(Protocol):
         many."""
         ...
 
+    def plan_fires(self, *, limit: int = 100) -> FireRound:
+        """The fires due now (``awa.domain.periodic.plan_fires``) of up to ``limit`` schedules
+        whose next fire is earliest, and when the next one after them comes. Reads only."""
+        ...
+
+    def fire(self, plan: FirePlan) -> list[Job] | None:
+        """Insert the plan's jobs in the same atomic step that moves its schedule's next fire
+        from ``plan.expected_next`` to ``plan.following``; ``None`` (nothing inserted) when the
+        schedule moved on, was paused, changed timing or is gone. A fire whose unique key is
+        held is skipped."""
+        ...
+
     def try_lead(self, owner: str, *, ttl_s: float) -> bool:
         """Become (or stay) the one maintenance leader. True while ``owner`` leads; the
         leadership lapses when its holder stops renewing it for ``ttl_s`` (a dead holder
@@ -135,8 +187,10 @@ class ClaimStore(Protocol):
         kind: str | None = None,
         queue: str | None = None,
         limit: int = 100,
+        before_id: int | None = None,
     ) -> list[Job]:
-        """Jobs outside the dead-letter queue, oldest id first."""
+        """Jobs outside the dead-letter queue, newest id first; ``before_id`` pages on to the
+        jobs older than it (pass the last id of the previous page)."""
         ...
 
     def cancel(self, job_id: int) -> Job:
@@ -145,6 +199,25 @@ class ClaimStore(Protocol):
 
     def retry(self, job_id: int) -> Job:
         """Row 18 (row 20 when the job is in the dead-letter queue)."""
+        ...
+
+    def retry_failed(
+        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
+    ) -> list[Job]:
+        """Row 18 for every failed job (outside the dead-letter queue) matching; an empty
+        filter needs ``all=True``. A job whose unique key another holds stays failed."""
+        ...
+
+    def discard_failed(
+        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
+    ) -> int:
+        """Delete every failed job (outside the dead-letter queue) matching; returns how many.
+        An empty filter needs ``all=True``."""
+        ...
+
+    def drain_queue(self, queue: str) -> int:
+        """Row 17 for every job of ``queue`` that no attempt is running (``decisions.drainable``);
+        returns how many."""
         ...
 
     def pause_queue(self, queue: str) -> None: ...
@@ -171,14 +244,43 @@ class ClaimStore(Protocol):
 
     def queue_stats(self) -> list[QueueStats]: ...
 
+    # -- periodic schedules ------------------------------------------------------------------
+    def register_schedules(self, schedules: Sequence[Schedule]) -> list[ScheduleRecord]:
+        """Add or update these schedules (``periodic.register``): additive and idempotent,
+        other schedules are left alone. Returns them as stored, in order."""
+        ...
+
+    def list_schedules(self) -> list[ScheduleRecord]:
+        """Every schedule, by name."""
+        ...
+
+    def set_schedule_paused(self, name: str, paused: bool) -> ScheduleRecord:
+        """Pause or resume (``periodic.set_paused``); ``ScheduleNotFound`` for an unknown name."""
+        ...
+
+    def trigger_schedule(self, name: str) -> Job:
+        """Insert one run of the schedule's job now; the schedule does not move."""
+        ...
+
+    def remove_schedule(self, name: str) -> None:
+        """Delete a schedule (a process that registers it again brings it back)."""
+        ...
+
     # -- the dead-letter queue ---------------------------------------------------------------
     def move_to_dlq(self, job_id: int, *, reason: str) -> DlqEntry:
         """Row 19 by hand, for a failed job on a queue without automatic dead-lettering."""
         ...
 
     def list_dlq(
-        self, *, queue: str | None = None, kind: str | None = None, limit: int = 100
-    ) -> list[DlqEntry]: ...
+        self,
+        *,
+        queue: str | None = None,
+        kind: str | None = None,
+        limit: int = 100,
+        before_id: int | None = None,
+    ) -> list[DlqEntry]:
+        """Dead-letter entries, newest job id first; ``before_id`` pages on."""
+        ...
 
     def get_dlq_entry(self, job_id: int) -> DlqEntry | None:
         """The dead-letter entry holding the job, or ``None`` when it is not dead-lettered."""
@@ -199,4 +301,8 @@ class ClaimStore(Protocol):
     ) -> int:
         """Row 21: delete matching entries, returning how many; an empty filter needs
         ``all=True``."""
+        ...
+
+    def purge_dlq_job(self, job_id: int) -> None:
+        """Row 21 for one entry; ``JobNotFound`` when the job is not dead-lettered."""
         ...

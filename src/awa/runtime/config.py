@@ -36,6 +36,10 @@ def _deadline_s(value: float) -> float:
     return check_seconds("deadline_duration", value)
 
 
+def _aging_s(value: float) -> float:
+    return check_seconds("priority_aging_interval", value)
+
+
 def _interval_s(value: float) -> float:
     return check_seconds("interval", value, allow_zero=False)
 
@@ -53,6 +57,8 @@ class QueueConfig:
     heartbeat_interval_s: float = attrs.field(default=30.0, converter=_interval_s)
     heartbeat_staleness_s: float = attrs.field(default=DEFAULT_STALENESS_S, converter=_interval_s)
     poll_interval_s: float = attrs.field(default=1.0, converter=_interval_s)
+    #: a job's priority improves by one step per this many seconds it waits (0: never)
+    priority_aging_interval_s: float = attrs.field(default=0.0, converter=_aging_s)
 
     def __attrs_post_init__(self) -> None:
         if self.heartbeat_staleness_s < 3 * self.heartbeat_interval_s:

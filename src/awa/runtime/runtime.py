@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from awa.domain import AwaError, Lease, ValidationError
+from awa.domain import AwaError, Lease, Schedule, ValidationError
 from awa.domain import Job as JobRecord
 from awa.ports import (
     Applied,
@@ -42,6 +42,7 @@ from awa.runtime.dispatch import Dispatch, ended_without_write
 from awa.runtime.heartbeats import HeartbeatService, LoopWatch, OffLoopHeartbeats
 from awa.runtime.logs import AttemptLog
 from awa.runtime.observe import Ending, Observer, Observers
+from awa.runtime.periodic import PeriodicService
 from awa.runtime.registry import TaskRegistry
 from awa.runtime.scheduler import Scheduler, Service
 from awa.runtime.services import (
@@ -70,9 +71,12 @@ class Runtime:
         owner: str | None = None,
         inline_store_calls: bool = False,
         observers: Sequence[Observer] = (),
+        schedules: Sequence[Schedule] = (),
     ) -> None:
         """``observers`` hear every event of the worker (``awa.runtime.observe``), after the
-        per-attempt log lines (``awa.runtime.logs.AttemptLog``) that every worker writes."""
+        per-attempt log lines (``awa.runtime.logs.AttemptLog``) that every worker writes.
+        ``schedules`` are registered with the store when the runtime attaches; whichever
+        process leads maintenance fires them."""
         if not queues:
             raise ValidationError("start needs at least one (queue, concurrency) pair")
         registry.check_workable([q.queue for q in queues])
@@ -81,6 +85,7 @@ class Runtime:
         self.clock = clock
         self.config = config = config or RuntimeConfig()
         self.queues = {q.queue: q for q in queues}
+        self.schedules = list(schedules)
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.stats = RuntimeStats()
         self.observers = Observers([AttemptLog(), *observers])
@@ -147,6 +152,9 @@ class Runtime:
         ]
         if config.run_maintenance:
             services.append(self._maintenance)
+            services.append(
+                PeriodicService(store, self.store_call, config, self.stats, owner=self.owner)
+            )
         self.scheduler = Scheduler(clock, services)
         self._off_loop_heartbeats: OffLoopHeartbeats | None = None
         self._loop_watch: LoopWatch | None = None
@@ -170,6 +178,8 @@ class Runtime:
                 await self.store_call(
                     self.store.configure_queue, queue.queue, dlq_enabled=queue.dlq_enabled
                 )
+        if self.schedules:
+            await self.store_call(self.store.register_schedules, self.schedules)
         if isinstance(self.store, Listens):  # else claims, cancels and callbacks are polled
             # off the loop: on PostgreSQL this opens the listening connection, waits for LISTEN
             listen = self.store.subscribe
@@ -286,7 +296,7 @@ class Runtime:
 
     def service(self, name: str) -> Service:
         """A service by name: ``claim:<queue>``, ``complete``, ``heartbeat``, ``deadlines``,
-        ``maintenance``."""
+        ``maintenance``, ``periodic``."""
         return self.scheduler.service(name)
 
     def wake(self, name: str) -> None:

@@ -74,7 +74,11 @@ class ClaimService:
             return None  # a finishing handler wakes us
         limit = min(free, self._batch_max)
         jobs = await self._call(
-            self._store.claim, cfg.queue, limit=limit, deadline_duration_s=cfg.deadline_duration_s
+            self._store.claim,
+            cfg.queue,
+            limit=limit,
+            deadline_duration_s=cfg.deadline_duration_s,
+            priority_aging_s=cfg.priority_aging_interval_s,
         )
         if jobs:
             started = self._clock.now()  # one reading for the batch, after the round trip

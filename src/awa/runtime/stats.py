@@ -14,3 +14,4 @@ class RuntimeStats:
     stale_finishes: int = 0
     dropped: int = 0
     rescued: int = 0
+    fired: int = 0  # jobs this process enqueued for periodic schedules

@@ -31,6 +31,7 @@ from awa.domain import (
     RetryCallback,
     Snooze,
     Trigger,
+    Unique,
     WaitForCallback,
 )
 from awa.domain.values import CallbackToken
@@ -89,23 +90,17 @@ def drive_to(
     *,
     max_attempts: int = 5,
     queue: str | None = None,
+    unique: Unique | None = None,
 ) -> Driven:
     """A new job in ``state``, reached through the store's verbs only. Each job gets its own
-    queue (unless one is given) so claims in the scenario touch nothing else."""
+    queue (unless one is given) so claims in the scenario touch nothing else; with ``unique``
+    it takes a key (of kind ``scenario`` and empty args, unless the key ignores them)."""
     queue = queue or _fresh_queue()
+    new = NewJob(kind="scenario", queue=queue, max_attempts=max_attempts, unique=unique)
     if state is JobState.SCHEDULED:
-        [job] = store.insert(
-            [
-                NewJob(
-                    kind="scenario",
-                    queue=queue,
-                    max_attempts=max_attempts,
-                    run_at=clock.now() + timedelta(seconds=_FAR_S),
-                )
-            ]
-        )
+        [job] = store.insert([attrs.evolve(new, run_at=clock.now() + timedelta(seconds=_FAR_S))])
         return Driven(job)
-    [job] = store.insert([NewJob(kind="scenario", queue=queue, max_attempts=max_attempts)])
+    [job] = store.insert([new])
     if state is JobState.AVAILABLE:
         return Driven(job)
     if state is JobState.CANCELLED:

@@ -6,7 +6,9 @@ Build a test class for your adapter with::
 
 Each rule predicts the store's answer from the pure domain (the reference) before calling the
 store, so a store that applies a write the lease should have fenced off, claims the wrong job,
-or loses a job fails here. The machine knows nothing about which store it drives.
+or loses a job fails here. Some inserts take unique keys (of two, with one of three state
+sets): the machine predicts each conflict from the jobs that hold a key, and after every step
+checks that no two jobs hold one. The machine knows nothing about which store it drives.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from hypothesis.stateful import (
 
 from awa.adapters.memory import ManualClock
 from awa.domain import (
+    DEFAULT_UNIQUE_STATES,
     TRANSITIONS,
     CallbackNotFound,
     Cancel,
@@ -46,10 +49,15 @@ from awa.domain import (
     RetryCallback,
     Snooze,
     Trigger,
+    Unique,
+    UniqueConflict,
     WaitForCallback,
     decisions,
+    holds_unique_key,
     rescue_cause,
+    retakes_unique_key,
 )
+from awa.domain.states import TERMINAL_STATES
 from awa.domain.values import CallbackToken
 from awa.ports import BATCH_SIZE_MAX, Applied, ClaimStore, Finish, Heartbeat, Stale
 
@@ -68,6 +76,16 @@ _OUTCOMES = st.sampled_from(
     ["complete", "retry_after", "fail", "terminal", "snooze", "cancel", "wait"]
 )
 _SECONDS = st.sampled_from([1, 30, 120])
+#: unique keys (two times in three): one of two keys with the default, "unfinished" or every
+#: state set
+_KEYED = st.builds(
+    lambda key, states: (key, Unique(by_args=["key"], states=states)),
+    st.sampled_from(["a", "b"]),
+    st.sampled_from(
+        [DEFAULT_UNIQUE_STATES, frozenset(JobState) - TERMINAL_STATES, frozenset(JobState)]
+    ),
+)
+_UNIQUE = st.one_of(st.none(), _KEYED, _KEYED)
 
 
 class _NoJitter:
@@ -85,6 +103,7 @@ class _Model:
     claims_since_reset: int = 0
     snoozes_since_reset: int = 0
     leases: list[int] = attrs.Factory(list)
+    unique_key: str | None = None  # a job's key never changes
 
 
 def make_state_machine(
@@ -122,6 +141,11 @@ def make_state_machine(
             model = self.models[job_id]
             model.claims_since_reset = model.snoozes_since_reset = 0
 
+        def _holder(self, key: str | None, jobs: dict[int, Job]) -> Job | None:
+            """The job among ``jobs`` (a dead letter holds no key) that holds ``key``."""
+            held = [j for j in jobs.values() if holds_unique_key(j) and j.unique_key == key]
+            return held[0] if key is not None and held else None
+
         def _expect_unchanged(self, before: Job, what: str) -> None:
             after = self.store.get_job(before.id)
             assert after == before, f"refused {what} must change nothing: {before} -> {after}"
@@ -147,7 +171,7 @@ def make_state_machine(
         def seed_jobs(self, jobs: list[tuple[str, int, int]]) -> None:
             # start with work on both queues so short runs still reach re-claims and rescues
             for queue, priority, max_attempts in jobs:
-                self.insert(queue, priority, max_attempts, 0)
+                self.insert(queue, priority, max_attempts, 0, None, "raise")
 
         @precondition(lambda self: len(self.models) < jobs_max)
         @rule(
@@ -155,38 +179,68 @@ def make_state_machine(
             priority=st.integers(1, 4),
             max_attempts=st.integers(1, 3),
             delay_s=st.sampled_from([0, 0, 45]),
+            unique=_UNIQUE,
+            on_conflict=st.sampled_from(["raise", "skip"]),
         )
-        def insert(self, queue: str, priority: int, max_attempts: int, delay_s: int) -> None:
+        def insert(
+            self,
+            queue: str,
+            priority: int,
+            max_attempts: int,
+            delay_s: int,
+            unique: tuple[str, Unique] | None,
+            on_conflict: str,
+        ) -> None:
             run_at = self.clock.now() + timedelta(seconds=delay_s) if delay_s else None
-            [job] = self.store.insert(
-                [
-                    NewJob(
-                        kind="machine",
-                        queue=queue,
-                        priority=priority,
-                        max_attempts=max_attempts,
-                        run_at=run_at,
-                    )
-                ]
+            new = NewJob(
+                kind="machine",
+                queue=queue,
+                priority=priority,
+                max_attempts=max_attempts,
+                run_at=run_at,
+                args={"key": unique[0]} if unique else {},
+                unique=unique[1] if unique else None,
             )
+            jobs, _ = self._all()
+            holder = self._holder(new.unique_key_at(run_at or self.clock.now()), jobs)
+            try:
+                [job] = self.store.insert([new], on_conflict=on_conflict)  # type: ignore[arg-type]
+            except UniqueConflict as conflict:
+                refused_for: int | None = conflict.job_id
+            else:
+                refused_for = None
+            if refused_for is not None:
+                assert holder is not None, "an insert with a free key was refused"
+                assert (on_conflict, refused_for) == ("raise", holder.id)
+                assert len(self._all()[0]) == len(jobs), "a refused insert inserted"
+                return
+            if holder is not None:
+                assert on_conflict == "skip", f"job {holder.id} holds the key, yet it inserted"
+                assert job == holder, "skip must answer with the holder"
+                return
             assert job.id not in self.models
             assert job.state is (JobState.SCHEDULED if delay_s else JobState.AVAILABLE)
-            self.models[job.id] = _Model()
+            assert holds_unique_key(job) is (unique is not None)
+            self.models[job.id] = _Model(unique_key=job.unique_key)
 
         # -- workers --------------------------------------------------------------------------
-        @rule(queue=st.sampled_from(QUEUES), limit=st.integers(1, 3))
-        def claim(self, queue: str, limit: int) -> None:
-            self._claim(queue, limit)
+        @rule(
+            queue=st.sampled_from(QUEUES),
+            limit=st.integers(1, 3),
+            aging_s=st.sampled_from([0, 0, 40]),
+        )
+        def claim(self, queue: str, limit: int, aging_s: int) -> None:
+            self._claim(queue, limit, aging_s)
 
-        def _claim(self, queue: str, limit: int) -> list[Job]:
+        def _claim(self, queue: str, limit: int, aging_s: int = 0) -> list[Job]:
             now = self.clock.now()
             jobs, _ = self._all()
             runnable = sorted(
                 (j for j in jobs.values() if j.queue == queue and decisions.is_claimable(j, now)),
-                key=lambda j: (j.priority, j.run_at, j.id),
+                key=lambda j: decisions.claim_order(j, now, aging_s),
             )
             expected = [] if queue in self.paused else [j.id for j in runnable[:limit]]
-            claimed = self.store.claim(queue, limit=limit)
+            claimed = self.store.claim(queue, limit=limit, priority_aging_s=aging_s)
             assert [j.id for j in claimed] == expected, "claim took the wrong jobs"
             for job in claimed:
                 before = jobs[job.id]
@@ -416,12 +470,28 @@ def make_state_machine(
             allowed = (before.state, trigger) in TRANSITIONS and not (
                 trigger is Trigger.CANCEL and job_id in dlq
             )
+            holder = None
+            if allowed and trigger is Trigger.OPERATOR_RETRY:
+                retried = decisions.operator_retry(before, self.clock.now())
+                owned = before if job_id in jobs else None  # a dead letter holds no key
+                if retakes_unique_key(owned, retried):
+                    holder = self._holder(retried.unique_key, jobs)
             try:
                 after = action()
             except IllegalTransition:
                 assert not allowed, f"{trigger} of {before.state} job was refused"
                 self._expect_unchanged(before, str(trigger))
                 return
+            except UniqueConflict as conflict:
+                refused_for: int | None = conflict.job_id
+            else:
+                refused_for = None
+            if refused_for is not None:
+                assert holder is not None, f"{trigger} of job {job_id} refused, its key is free"
+                assert refused_for == holder.id
+                self._expect_unchanged(before, str(trigger))
+                return
+            assert holder is None, f"{trigger} took the key job {holder} holds"
             assert allowed, f"{trigger} of a {before.state} job was applied"
             assert after.state is TRANSITIONS[(before.state, trigger)]
             assert after.run_lease == before.run_lease
@@ -443,8 +513,18 @@ def make_state_machine(
 
         @rule(queue=st.sampled_from(QUEUES))
         def bulk_retry_from_dlq(self, queue: str) -> None:
-            _, dlq = self._all()
-            expected = {i for i, j in dlq.items() if j.queue == queue}
+            jobs, dlq = self._all()
+            entries = sorted(
+                (e for e in self.store.list_dlq(limit=BATCH_SIZE_MAX) if e.job.queue == queue),
+                key=lambda e: (e.dlq_at, e.job.id),
+            )
+            expected, taken = set(), {j.unique_key for j in jobs.values() if holds_unique_key(j)}
+            for entry in entries:  # each takes its key back, unless a job already holds it
+                again = decisions.operator_retry(entry.job, self.clock.now())
+                if holds_unique_key(again) and again.unique_key in taken:
+                    continue
+                taken.add(again.unique_key)
+                expected.add(entry.job.id)
             retried = self.store.bulk_retry_from_dlq(queue=queue)
             assert {j.id for j in retried} == expected
             for job in retried:
@@ -474,17 +554,39 @@ def make_state_machine(
                 assert isinstance(result, Stale), f"lease {n} of a {before.state} job is not live"
             self._expect_unchanged(before, "heartbeat with a lease that does not own the job")
 
+        @precondition(lambda self: bool(self.models))
+        @rule(key=st.sampled_from(["a", "b"]))
+        def cancel_by_unique_key(self, key: str) -> None:
+            jobs, _ = self._all()
+            probe = NewJob(kind="machine", args={"key": key}, unique=Unique(by_args=["key"]))
+            holder = self._holder(probe.unique_key_at(self.clock.now()), jobs)
+            try:
+                cancelled = self.store.cancel_by_unique_key(probe)
+            except IllegalTransition:
+                assert holder is not None, "nothing holds the key, yet something was refused"
+                assert holder.state.is_terminal
+                self._expect_unchanged(holder, "cancel of a finished holder")
+                return
+            if holder is None:
+                assert cancelled is None, f"cancelled job {cancelled} though nothing holds the key"
+                return
+            assert cancelled is not None, f"job {holder.id} holds the key and was not cancelled"
+            assert (cancelled.id, cancelled.state) == (holder.id, JobState.CANCELLED)
+
         # -- invariants -----------------------------------------------------------------------
         @invariant()
         def laws_hold(self) -> None:
             jobs, dlq = self._all()
             assert not set(jobs) & set(dlq), "a job is in two homes"
+            held = [str(j.unique_key) for j in jobs.values() if holds_unique_key(j)]
+            assert len(held) == len(set(held)), f"two jobs hold one unique key: {sorted(held)}"
             assert set(jobs) | set(dlq) == set(self.models), "a job was lost"
             for entry in self.store.list_dlq(limit=BATCH_SIZE_MAX):
                 assert entry.job.state is JobState.FAILED
                 assert entry.reason in _DLQ_REASONS
             for job in (*jobs.values(), *dlq.values()):
                 model = self.models[job.id]
+                assert job.unique_key == model.unique_key, "a job's unique key changed"
                 assert job.run_lease == model.max_run_lease, "run_lease moved without a claim"
                 assert job.attempt == model.claims_since_reset - model.snoozes_since_reset, (
                     f"job {job.id}: attempt {job.attempt} but {model.claims_since_reset} claims"

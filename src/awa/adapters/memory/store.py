@@ -19,12 +19,24 @@ from typing import Any
 
 import attrs
 
-from awa.adapters._core import StoreCore, Transaction
+from awa.adapters._core import StoreCore, Transaction, UniqueKeyRace
 from awa.adapters._fencing import Locked, Writes
 from awa.adapters.memory.faults import FaultHooks, SimulatedCrash
-from awa.domain import DlqEntry, Job, JobState, Lease, NewJob, decisions
+from awa.domain import (
+    DlqEntry,
+    FirePlan,
+    Job,
+    JobState,
+    Lease,
+    NewJob,
+    OnConflict,
+    ScheduleRecord,
+    decisions,
+    holds_unique_key,
+)
 from awa.domain.defaults import PRIORITY_RANGE
 from awa.domain.rescue import rescue_cause
+from awa.domain.unique import Blocked, answer_inserts, blocked_inserts, refuse_blocked
 from awa.ports import (
     Applied,
     CallbackResolved,
@@ -104,6 +116,8 @@ class MemoryStore(StoreCore):
         self._due_order = _SortedKeys()  # scheduled and retryable: (run_at, id)
         self._finished_order = _SortedKeys()  # terminal, outside the DLQ: (finalized_at, id)
         self._live: set[int] = set()
+        self._holders: dict[str, int] = {}  # unique key -> the job holding it
+        self._schedules: dict[str, ScheduleRecord] = {}
         self._next_id = 1
         self._leader: tuple[str, datetime] | None = None
         self._listeners: list[Callable[[Event], None]] = []
@@ -153,6 +167,8 @@ class MemoryStore(StoreCore):
         return job
 
     def _index(self, job: Job) -> None:
+        if holds_unique_key(job) and job.unique_key is not None:
+            self._holders[job.unique_key] = job.id
         if job.callback_id is not None:
             self._callbacks[job.callback_id] = job.id
         if job.state in _PENDING:
@@ -166,6 +182,8 @@ class MemoryStore(StoreCore):
             self._finished_order.add((job.finalized_at, job.id))
 
     def _unindex(self, job: Job) -> None:
+        if job.unique_key is not None and self._holders.get(job.unique_key) == job.id:
+            del self._holders[job.unique_key]
         if job.callback_id is not None:
             self._callbacks.pop(job.callback_id, None)
         if job.state in _PENDING:
@@ -197,26 +215,58 @@ class MemoryStore(StoreCore):
         }
         return (lambda queue: cutoffs.get(queue, default)), max([default, *cutoffs.values()])
 
+    def _holder(self, key: str) -> Job | None:
+        job_id = self._holders.get(key)
+        return None if job_id is None else self._jobs[job_id]
+
+    def _check_unique(self, jobs: Sequence[Job], leaving: Iterable[int] = ()) -> None:
+        """The store's own enforcement of unique keys, before anything is written: these jobs
+        (new values, replacing their old ones) and the removal of ``leaving`` must not leave
+        two jobs holding one key. The core checks first, so this only fires on a bug."""
+        holders = dict(self._holders)
+        for job_id in [*leaving, *(job.id for job in jobs)]:
+            old = self._jobs.get(job_id)
+            if old is not None and old.unique_key and holders.get(old.unique_key) == job_id:
+                del holders[old.unique_key]
+        for job in jobs:
+            key = job.unique_key
+            if key and holds_unique_key(job) and holders.setdefault(key, job.id) != job.id:
+                raise UniqueKeyRace(f"job {job.id} would take the key job {holders[key]} holds")
+
     # -- producers -----------------------------------------------------------------------------
-    def _insert(self, jobs: Sequence[NewJob]) -> list[Job]:
+    def _insert(self, jobs: Sequence[NewJob], on_conflict: OnConflict) -> list[Job]:
         with self._tx():
-            now = self.clock.now()
-            created = []
-            for new in jobs:
-                job = decisions.create_job(new, job_id=self._next_id, now=now)
-                self._next_id += 1
-                self._put(job)
-                created.append(job)
-            self._available(created)
-            return created
+            created, blocked = self._create(jobs, on_conflict)
+            return answer_inserts(len(jobs), created, blocked)
+
+    def _create(
+        self, jobs: Sequence[NewJob], on_conflict: OnConflict
+    ) -> tuple[list[Job], dict[int, Blocked]]:
+        """Row 1 for the jobs whose unique key is free, under the caller's ``_tx``."""
+        now = self.clock.now()
+        keys = [new.unique_key_at(new.run_at if new.run_at is not None else now) for new in jobs]
+        blocked = blocked_inserts(keys, self._holder)
+        refuse_blocked(blocked, on_conflict)
+        created = []
+        for index, new in enumerate(jobs):
+            if index in blocked:
+                continue
+            job = decisions.create_job(new, job_id=self._next_id, now=now)
+            self._next_id += 1
+            self._put(job)
+            created.append(job)
+        self._available(created)
+        return created, blocked
 
     # -- workers: the memory store's fault hooks sit here --------------------------------------
-    def _claim(self, queue: str, limit: int, deadline_duration_s: float) -> list[Job]:
+    def _claim(
+        self, queue: str, limit: int, deadline_duration_s: float, priority_aging_s: float
+    ) -> list[Job]:
         with self._tx():
             if queue in self._queues and self._queues[queue].paused:
                 return []
             now = self.clock.now()
-            runnable = [self._jobs[job_id] for job_id in self._runnable(queue, now, limit)]
+            runnable = self._runnable(queue, now, limit, priority_aging_s)
             claimed = [decisions.claim(job, now, deadline_duration_s) for job in runnable]
             for job in claimed:
                 self._put(job)
@@ -224,19 +274,23 @@ class MemoryStore(StoreCore):
             raise SimulatedCrash([job.lease for job in claimed])
         return claimed
 
-    def _runnable(self, queue: str, now: datetime, limit: int) -> list[int]:
-        """Ids in claim order ``(priority, run_at, id)``. A pending job is runnable once its
-        ``run_at`` has come, so within each priority the runnable ones come first."""
+    def _runnable(self, queue: str, now: datetime, limit: int, aging_s: float) -> list[Job]:
+        """Jobs in claim order (``decisions.claim_order``). A pending job is runnable once its
+        ``run_at`` has come, so within each priority the runnable ones come first, and they
+        age in that order too: the first ``limit`` of each priority hold the first ``limit``
+        overall, aged or not."""
         order = self._claim_order.get(queue)
         if order is None:
             return []
-        found: list[int] = []
+        found: list[Job] = []
         for priority in PRIORITY_RANGE:
-            for key_priority, run_at, job_id in order.from_prefix((priority,)):
-                if key_priority != priority or run_at > now or len(found) == limit:
+            keys = order.from_prefix((priority,))
+            for taken, (key_priority, run_at, job_id) in enumerate(keys):
+                if key_priority != priority or run_at > now or taken == limit:
                     break
-                found.append(job_id)
-        return found
+                found.append(self._jobs[job_id])
+        found.sort(key=lambda job: decisions.claim_order(job, now, aging_s))
+        return found[:limit]
 
     def _heartbeat(self, beats: Sequence[Heartbeat]) -> list[WriteResult]:
         """A lost heartbeat (``faults.stall_heartbeats``) never reaches the store; the worker
@@ -350,17 +404,36 @@ class MemoryStore(StoreCore):
             return entry.job if entry is not None else self._jobs.get(job_id)
 
     def _list_jobs(
-        self, state: JobState | None, kind: str | None, queue: str | None, limit: int
+        self,
+        state: JobState | None,
+        kind: str | None,
+        queue: str | None,
+        limit: int,
+        before_id: int | None,
     ) -> list[Job]:
         with self._tx():
             jobs = (
                 j
-                for j in (self._jobs[job_id] for job_id in sorted(self._jobs))
-                if (state is None or j.state is state)
+                for j in (self._jobs[job_id] for job_id in sorted(self._jobs, reverse=True))
+                if (before_id is None or j.id < before_id)
+                and (state is None or j.state is state)
                 and (kind is None or j.kind == kind)
                 and (queue is None or j.queue == queue)
             )
             return list(itertools.islice(jobs, limit))
+
+    def _discard_failed(self, queue: str | None, kind: str | None) -> int:
+        with self._tx():
+            doomed = [
+                j.id
+                for j in self._jobs.values()
+                if j.state is JobState.FAILED
+                and (queue is None or j.queue == queue)
+                and (kind is None or j.kind == kind)
+            ]
+            for job_id in doomed:
+                self._remove(job_id)
+            return len(doomed)
 
     def _set_queue_paused(self, queue: str, paused: bool) -> None:
         with self._tx():
@@ -422,9 +495,21 @@ class MemoryStore(StoreCore):
             if (queue is None or e.job.queue == queue) and (kind is None or e.job.kind == kind)
         )
 
-    def _list_dlq(self, queue: str | None, kind: str | None, limit: int) -> list[DlqEntry]:
+    def _list_dlq(
+        self, queue: str | None, kind: str | None, limit: int, before_id: int | None
+    ) -> list[DlqEntry]:
         with self._tx():
-            return list(itertools.islice(self._dlq_matching(queue, kind), limit))
+            entries = (
+                self._dlq[job_id]
+                for job_id in sorted(self._dlq, reverse=True)
+                if before_id is None or job_id < before_id
+            )
+            matching = (
+                e
+                for e in entries
+                if (queue is None or e.job.queue == queue) and (kind is None or e.job.kind == kind)
+            )
+            return list(itertools.islice(matching, limit))
 
     def _get_dlq_entry(self, job_id: int) -> DlqEntry | None:
         with self._tx():
@@ -436,6 +521,39 @@ class MemoryStore(StoreCore):
             for job_id in ids:
                 del self._dlq[job_id]
             return len(ids)
+
+    def _purge_dlq_job(self, job_id: int) -> bool:
+        with self._tx():
+            return self._dlq.pop(job_id, None) is not None
+
+    # -- periodic schedules --------------------------------------------------------------------
+    def _list_schedules(self) -> list[ScheduleRecord]:
+        with self._tx():
+            return [self._schedules[name] for name in sorted(self._schedules)]
+
+    def _upcoming_schedules(self, limit: int) -> tuple[datetime, list[ScheduleRecord]]:
+        with self._tx():
+            active = (r for r in self._schedules.values() if not r.paused)
+            upcoming = sorted(active, key=lambda r: (r.next_fire_at, r.name))[:limit]
+            return self.clock.now(), upcoming
+
+    def _fire(self, plan: FirePlan) -> list[Job] | None:
+        with self._tx():
+            current = self._schedules.get(plan.name)
+            if current is None or current.paused or current.next_fire_at != plan.expected_next:
+                return None
+            self._schedules[plan.name] = attrs.evolve(
+                current,
+                next_fire_at=plan.following,
+                last_fire_at=plan.fires[-1],
+                updated_at=self.clock.now(),
+            )
+            created, _ = self._create(plan.jobs, "skip")
+            return created
+
+    def _remove_schedule(self, name: str) -> bool:
+        with self._tx():
+            return self._schedules.pop(name, None) is not None
 
 
 class _MemoryTransaction:
@@ -482,6 +600,33 @@ class _MemoryTransaction:
     def callback_pending(self, callback_id: str) -> bool:
         return callback_id in self._store._callbacks
 
+    def lock_unique_holder(self, key: str) -> Locked | None:
+        holder = self._store._holder(key)
+        return None if holder is None else self._locked(holder)
+
+    def lock_jobs(
+        self,
+        states: Sequence[JobState],
+        queue: str | None,
+        kind: str | None,
+        after_id: int,
+        limit: int,
+    ) -> list[Locked]:
+        jobs = (self._store._jobs[job_id] for job_id in sorted(self._store._jobs))
+        matching = (
+            self._locked(j)
+            for j in jobs
+            if j.id > after_id
+            and j.state in states
+            and (queue is None or j.queue == queue)
+            and (kind is None or j.kind == kind)
+        )
+        return list(itertools.islice(matching, limit))
+
+    def lock_schedules(self, names: Sequence[str]) -> dict[str, ScheduleRecord]:
+        found = (self._store._schedules.get(name) for name in names)
+        return {record.name: record for record in found if record is not None}
+
     def rescue_candidates(self, staleness_s: float, limit: int) -> list[Locked]:
         found: list[Locked] = []
         for job_id in sorted(self._store._live):
@@ -494,6 +639,9 @@ class _MemoryTransaction:
 
     def write(self, writes: Writes) -> None:
         store = self._store
+        store._check_unique([*writes.jobs.values(), *writes.restored], writes.dead_letters)
+        for record in writes.schedules:
+            store._schedules[record.name] = record
         store._events.extend(CancelRequested(lease) for lease in writes.cancelled)
         store._events.extend(CallbackResolved(lease) for lease in writes.answered)
         for job in writes.jobs.values():

@@ -6,15 +6,27 @@ serves them all. JSON travels as text and is cast to ``jsonb`` in SQL.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any, overload
 
-from awa.domain import DlqEntry, ErrorEntry, Job, JobState, NewJob, ValidationError
+from awa.domain import (
+    DlqEntry,
+    ErrorEntry,
+    Job,
+    JobState,
+    NewJob,
+    Schedule,
+    ScheduleRecord,
+    Unique,
+    ValidationError,
+)
 
 __all__ = [
     "JOB_COLUMNS",
+    "SCHEDULE_COLUMNS",
     "checked_rows",
     "checked_rows_async",
     "dlq_entry_from_row",
@@ -25,6 +37,8 @@ __all__ = [
     "interval",
     "job_from_row",
     "restore_params",
+    "schedule_from_row",
+    "schedule_params",
     "utc",
     "write_params",
 ]
@@ -52,8 +66,29 @@ JOB_COLUMNS = (
     "callback_id",
     "callback_timeout_at",
     "callback_result",
+    "unique_key",
+    "unique_states",
 )
 _WIDTH = len(JOB_COLUMNS)
+SCHEDULE_COLUMNS = (
+    "name",
+    "cron",
+    "timezone",
+    "missed_fire_policy",
+    "kind",
+    "queue",
+    "args",
+    "priority",
+    "max_attempts",
+    "tags",
+    "metadata",
+    "unique_options",
+    "paused",
+    "next_fire_at",
+    "last_fire_at",
+    "created_at",
+    "updated_at",
+)
 _JOB_COLUMN_NAMES = tuple(column.encode() for column in JOB_COLUMNS)
 _STATES = {state.value: state for state in JobState}
 _UTC = timezone.utc
@@ -188,6 +223,8 @@ def job_from_row(row: Sequence[Any], offset: int = 0) -> Job:
         callback_id,
         callback_timeout_at,
         callback_result,
+        unique_key,
+        unique_states,
     ) = row[offset : offset + _WIDTH]
     return Job(
         id=id_,
@@ -212,6 +249,8 @@ def job_from_row(row: Sequence[Any], offset: int = 0) -> Job:
         callback_id=callback_id,
         callback_timeout_at=utc(callback_timeout_at),
         callback_result=callback_result,
+        unique_key=unique_key,
+        unique_states=_states_of(unique_states) if unique_states else frozenset(),
     )
 
 
@@ -253,8 +292,27 @@ def dlq_entry_from_row(row: Sequence[Any]) -> DlqEntry:
     )
 
 
+#: each state's bit in a unique-states mask: ``awa.state_bit`` (migration 0004), state by state
+_STATE_BITS = {state: 1 << position for position, state in enumerate(JobState)}
+
+
+@functools.lru_cache(maxsize=64)
+def unique_states_mask(states: frozenset[JobState]) -> int | None:
+    """A job's unique states as the bit mask the store keeps (``None``: none)."""
+    return sum(_STATE_BITS[state] for state in states) or None
+
+
+@functools.lru_cache(maxsize=64)
+def _states_of(mask: int) -> frozenset[JobState]:
+    return frozenset(state for state, bit in _STATE_BITS.items() if mask & bit)
+
+
 def insert_params(jobs: Sequence[NewJob], now: datetime | None) -> dict[str, Any]:
-    """Parameters of ``insert_jobs.sql``: one array per column."""
+    """Parameters of ``new_jobs.sqlpart`` (``insert_jobs.sql``, ``fire_schedule.sql``): one
+    array per column. The unique key's period number is the statement's to add: it depends
+    on ``now`` when a job has no ``run_at``."""
+    digests = [j.unique_digest() for j in jobs]
+    given = [d for d in digests if d is not None]
     return {
         "now": now,
         "kind": [j.kind for j in jobs],
@@ -265,6 +323,12 @@ def insert_params(jobs: Sequence[NewJob], now: datetime | None) -> dict[str, Any
         "run_at": [j.run_at for j in jobs],
         "tags": [dump_json(list(j.tags)) for j in jobs],
         "metadata": [dump_json(j.metadata) for j in jobs],
+        "unique_digest": digests,
+        "may_repeat": len(set(given)) < len(given),
+        "unique_period": [j.unique.period if j.unique is not None else None for j in jobs],
+        "unique_states": [
+            unique_states_mask(j.unique.states) if j.unique is not None else None for j in jobs
+        ],
     }
 
 
@@ -300,5 +364,104 @@ def restore_params(jobs: Sequence[Job]) -> dict[str, Any]:
         run_lease=[j.run_lease for j in jobs],
         created_at=[j.created_at for j in jobs],
         tags=[dump_json(list(j.tags)) for j in jobs],
+        unique_key=[j.unique_key for j in jobs],
+        unique_states=[unique_states_mask(j.unique_states) for j in jobs],
     )
     return params
+
+
+def _unique_options(unique: Unique | None) -> str | None:
+    if unique is None:
+        return None
+    by_args = list(unique.by_args) if isinstance(unique.by_args, tuple) else unique.by_args
+    return dump_json(
+        {
+            "by_args": by_args,
+            "by_queue": unique.by_queue,
+            "period": unique.period,
+            "states": [state.value for state in JobState if state in unique.states],
+        }
+    )
+
+
+def _unique_from_options(options: dict[str, Any] | None) -> Unique | None:
+    if options is None:
+        return None
+    return Unique(
+        by_args=options["by_args"],
+        by_queue=options["by_queue"],
+        period=options["period"],
+        states=options["states"],
+    )
+
+
+def schedule_from_row(row: Sequence[Any], offset: int = 0) -> ScheduleRecord:
+    """The schedule in ``row[offset:]``, in ``SCHEDULE_COLUMNS`` order."""
+    (
+        name,
+        cron,
+        timezone_name,
+        missed_fire_policy,
+        kind,
+        queue,
+        args,
+        priority,
+        max_attempts,
+        tags,
+        metadata,
+        unique_options,
+        paused,
+        next_fire_at,
+        last_fire_at,
+        created_at,
+        updated_at,
+    ) = row[offset : offset + len(SCHEDULE_COLUMNS)]
+    job = NewJob(
+        kind=kind,
+        queue=queue,
+        args=args,
+        priority=priority,
+        max_attempts=max_attempts,
+        tags=tuple(tags),
+        metadata=metadata,
+        unique=_unique_from_options(unique_options),
+    )
+    schedule = Schedule(
+        name=name,
+        cron=cron,
+        job=job,
+        timezone=timezone_name,
+        missed_fire_policy=missed_fire_policy,
+    )
+    return ScheduleRecord(
+        schedule=schedule,
+        next_fire_at=utc(next_fire_at),
+        last_fire_at=utc(last_fire_at),
+        paused=paused,
+        created_at=utc(created_at),
+        updated_at=utc(updated_at),
+    )
+
+
+def schedule_params(records: Sequence[ScheduleRecord]) -> dict[str, Any]:
+    """Parameters of ``upsert_schedules.sql``: one array per column."""
+    jobs = [r.schedule.job for r in records]
+    return {
+        "name": [r.name for r in records],
+        "cron": [r.schedule.cron for r in records],
+        "timezone": [r.schedule.timezone for r in records],
+        "missed_fire_policy": [r.schedule.missed_fire_policy for r in records],
+        "kind": [j.kind for j in jobs],
+        "queue": [j.queue for j in jobs],
+        "args": [dump_json(j.args) for j in jobs],
+        "priority": [j.priority for j in jobs],
+        "max_attempts": [j.max_attempts for j in jobs],
+        "tags": [dump_json(list(j.tags)) for j in jobs],
+        "metadata": [dump_json(j.metadata) for j in jobs],
+        "unique_options": [_unique_options(j.unique) for j in jobs],
+        "paused": [r.paused for r in records],
+        "next_fire_at": [r.next_fire_at for r in records],
+        "last_fire_at": [r.last_fire_at for r in records],
+        "created_at": [r.created_at for r in records],
+        "updated_at": [r.updated_at for r in records],
+    }

@@ -6,7 +6,12 @@ into the text.
 
 The job's columns are declared once, in ``JOB_COLUMNS`` (``_rows.py``): a statement names them
 as ``{job_columns}``, or ``{j.job_columns}`` with a table alias, and the loader writes the list
-out. The rows that come back are checked against ``cursor.description`` (``_rows.jobs_from``).
+out (a schedule's likewise, ``{schedule_columns}``). The rows that come back are checked
+against ``cursor.description`` (``_rows.jobs_from``).
+
+A part two statements share is written once, in ``sql/NAME.sqlpart``, and a statement names it
+as ``{part:NAME}``: new jobs as rows with their unique keys (``new_jobs``), and the insert of
+those rows (``insert_new_jobs``), shared by ``insert_jobs.sql`` and ``fire_schedule.sql``.
 """
 
 from __future__ import annotations
@@ -14,31 +19,49 @@ from __future__ import annotations
 import re
 from importlib import resources
 
-from awa.adapters.postgres._rows import JOB_COLUMNS
+from awa.adapters.postgres._rows import JOB_COLUMNS, SCHEDULE_COLUMNS
 
 __all__ = ["SQL", "expand_job_columns", "load_statements"]
 
-_JOB_COLUMNS_TOKEN = re.compile(r"\{(?:(\w+)\.)?job_columns\}")
+_COLUMNS_TOKEN = re.compile(r"\{(?:(\w+)\.)?(job|schedule)_columns\}")
+_COLUMNS = {"job": JOB_COLUMNS, "schedule": SCHEDULE_COLUMNS}
+_PART_TOKEN = re.compile(r"\{part:(\w+)\}")
 
 
 def expand_job_columns(text: str) -> str:
-    """``{job_columns}`` and ``{alias.job_columns}`` written out, in ``JOB_COLUMNS`` order."""
+    """``{job_columns}`` and ``{alias.job_columns}`` written out, in ``JOB_COLUMNS`` order (and
+    ``{schedule_columns}`` in ``SCHEDULE_COLUMNS`` order)."""
 
     def columns(match: re.Match[str]) -> str:
         prefix = f"{match.group(1)}." if match.group(1) else ""
-        return ", ".join(prefix + column for column in JOB_COLUMNS)
+        return ", ".join(prefix + column for column in _COLUMNS[match.group(2)])
 
-    return _JOB_COLUMNS_TOKEN.sub(columns, text)
+    return _COLUMNS_TOKEN.sub(columns, text)
 
 
 def load_statements() -> dict[str, str]:
-    """Every statement by file name (without ``.sql``)."""
+    """Every statement by file name (without ``.sql``), its parts and columns written out."""
     folder = resources.files("awa.adapters.postgres") / "sql"
-    return {
-        entry.name.removesuffix(".sql"): expand_job_columns(entry.read_text(encoding="utf-8"))
-        for entry in folder.iterdir()
-        if entry.name.endswith(".sql")
+    texts = {entry.name: entry.read_text(encoding="utf-8") for entry in folder.iterdir()}
+    parts = {
+        name.removesuffix(".sqlpart"): _without_comments(text)
+        for name, text in texts.items()
+        if name.endswith(".sqlpart")
     }
+
+    def part(match: re.Match[str]) -> str:
+        return parts[match.group(1)]
+
+    return {
+        name.removesuffix(".sql"): expand_job_columns(_PART_TOKEN.sub(part, text))
+        for name, text in texts.items()
+        if name.endswith(".sql")
+    }
+
+
+def _without_comments(text: str) -> str:
+    """A part's header comment is for its reader, not for the statement that includes it."""
+    return "\n".join(line for line in text.splitlines() if not line.startswith("--")).strip()
 
 
 SQL = load_statements()

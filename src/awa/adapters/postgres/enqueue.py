@@ -3,19 +3,29 @@ transaction. Commit makes them visible (and sends the wake-up); rollback makes t
 
 Nothing here commits, rolls back or opens a transaction of its own: on a connection that is not
 in autocommit mode psycopg has already begun the caller's transaction, and it stays the
-caller's to end.
+caller's to end. An insert of unique jobs there runs inside a savepoint, so that a concurrent
+insert taking the same key (which fails the statement) costs the statement, not the caller's
+transaction.
+
+Unique keys (``awa.domain.unique``): ``insert_jobs.sql`` finds the holders and inserts nothing
+(``on_conflict="raise"``) or only the free jobs (``"skip"``). A key another transaction commits
+after the statement's snapshot makes it fail with ``unique_violation``; it is then run again,
+and sees the holder.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, nullcontext
 from datetime import datetime
 from typing import Any, Protocol
 
 import psycopg
+from psycopg import errors as pg_errors
+from psycopg.pq import TransactionStatus
 from psycopg.rows import tuple_row
 
-from awa.adapters.postgres._errors import translate_errors
+from awa.adapters.postgres._errors import UNIQUE_INDEX, translate_errors
 from awa.adapters.postgres._rows import (
     checked_rows,
     checked_rows_async,
@@ -23,12 +33,15 @@ from awa.adapters.postgres._rows import (
     job_from_row,
 )
 from awa.adapters.postgres._sql import SQL
-from awa.domain import Job, NewJob
-from awa.ports.checks import check_new_jobs
+from awa.domain import DatabaseError, Job, NewJob, OnConflict
+from awa.domain.unique import Blocked, HeldBy, RepeatOf, answer_inserts, refuse_blocked
+from awa.ports.checks import check_insert
 
 __all__ = [
     "CALLBACK_CHANNEL",
     "CANCEL_CHANNEL",
+    "INSERT_RERUNS",
+    "UNIQUE_INDEX",
     "WAKEUP_CHANNEL",
     "insert_jobs",
     "insert_jobs_async",
@@ -41,46 +54,117 @@ CANCEL_CHANNEL = "awa_cancel"
 #: ``LISTEN`` here for ``{"id": ..., "run_lease": ...}`` when the external side answered the
 #: callback of that attempt (resumed, completed, failed or retried it).
 CALLBACK_CHANNEL = "awa_callback"
+#: how often an insert runs again when concurrent inserts keep taking its keys
+INSERT_RERUNS = 5
+_BLOCKED_PREFIX = 2  # insert_jobs.sql rows: blocked_ord, repeat_of, then the job
 
 
 class _Now(Protocol):
     def now(self) -> datetime: ...
 
 
-def jobs_from_rows(rows: Sequence[Sequence[Any]]) -> list[Job]:
-    """Inserted rows in request order (ids are assigned in that order)."""
-    return sorted((job_from_row(row) for row in rows), key=lambda job: job.id)
+def answer(rows: Sequence[Sequence[Any]], jobs: Sequence[NewJob], mode: OnConflict) -> list[Job]:
+    """The answer to an insert from ``insert_jobs.sql``'s rows (``awa.domain.unique``)."""
+    inserted = sorted(
+        (job_from_row(row, _BLOCKED_PREFIX) for row in rows if row[0] is None),
+        key=lambda job: job.id,
+    )
+    blocked: dict[int, Blocked] = {
+        row[0] - 1: RepeatOf(row[1] - 1)
+        if row[1] is not None
+        else HeldBy(job_from_row(row, _BLOCKED_PREFIX))
+        for row in rows
+        if row[0] is not None
+    }
+    refuse_blocked(blocked, mode)
+    return answer_inserts(len(jobs), inserted, blocked)
 
 
-def insert_on(conn: psycopg.Connection[Any], params: dict[str, Any]) -> list[Job]:
-    """Run ``insert_jobs.sql`` (which also sends the wake-ups) with ready parameters."""
-    with conn.cursor(row_factory=tuple_row) as cur:
-        cur.execute(SQL["insert_jobs"], params)
-        return jobs_from_rows(checked_rows(cur))
+def _key_taken(exc: pg_errors.UniqueViolation) -> bool:
+    return exc.diag.constraint_name == UNIQUE_INDEX
+
+
+def _rerun_exhausted() -> DatabaseError:
+    return DatabaseError(
+        f"inserting jobs: concurrent inserts kept taking their unique keys ({INSERT_RERUNS}"
+        " tries) and this transaction cannot see them; nothing was inserted"
+    )
+
+
+def _guard(conn: Any, jobs: Sequence[NewJob]) -> Any:
+    """A savepoint for an insert of unique jobs inside the caller's transaction (its failure
+    must not end their transaction); nothing on an idle autocommit connection."""
+    unique = any(job.unique is not None for job in jobs)
+    if unique and conn.info.transaction_status == TransactionStatus.INTRANS:
+        return conn.transaction()
+    return nullcontext()
+
+
+def insert_on(
+    conn: psycopg.Connection[Any],
+    jobs: Sequence[NewJob],
+    params: dict[str, Any],
+    mode: OnConflict,
+) -> list[Job]:
+    """Run ``insert_jobs.sql`` (which also sends the wake-ups) with ready parameters, again
+    when a concurrent insert took a unique key meanwhile."""
+    params = {**params, "skip_held": mode == "skip"}
+    for _ in range(INSERT_RERUNS):
+        try:
+            guard: AbstractContextManager[Any] = _guard(conn, jobs)
+            with guard, conn.cursor(row_factory=tuple_row) as cur:
+                cur.execute(SQL["insert_jobs"], params)
+                return answer(checked_rows(cur, _BLOCKED_PREFIX), jobs, mode)
+        except pg_errors.UniqueViolation as exc:
+            if not _key_taken(exc):
+                raise
+    raise _rerun_exhausted()
 
 
 def insert_jobs(
-    conn: psycopg.Connection[Any], jobs: Sequence[NewJob], *, clock: _Now | None = None
+    conn: psycopg.Connection[Any],
+    jobs: Sequence[NewJob],
+    *,
+    clock: _Now | None = None,
+    on_conflict: OnConflict = "raise",
 ) -> list[Job]:
     """Insert ``jobs`` inside ``conn``'s current transaction; returns them with their ids.
 
     ``clock`` stands in for the database clock (tests); by default ``now()`` decides whether a
-    job with a ``run_at`` is ``scheduled`` or ``available``."""
-    params = insert_params(check_new_jobs(jobs), clock.now() if clock else None)
+    job with a ``run_at`` is ``scheduled`` or ``available``. ``on_conflict`` as
+    ``ClaimStore.insert``."""
+    mode = check_insert(jobs, on_conflict)
+    params = insert_params(jobs, clock.now() if clock else None)
     if not jobs:
         return []
     with translate_errors("inserting jobs"):
-        return insert_on(conn, params)
+        return insert_on(conn, jobs, params, mode)
 
 
 async def insert_jobs_async(
-    conn: psycopg.AsyncConnection[Any], jobs: Sequence[NewJob], *, clock: _Now | None = None
+    conn: psycopg.AsyncConnection[Any],
+    jobs: Sequence[NewJob],
+    *,
+    clock: _Now | None = None,
+    on_conflict: OnConflict = "raise",
 ) -> list[Job]:
     """``insert_jobs`` for an ``AsyncConnection``."""
-    params = insert_params(check_new_jobs(jobs), clock.now() if clock else None)
+    mode = check_insert(jobs, on_conflict)
+    params = {
+        **insert_params(jobs, clock.now() if clock else None),
+        "skip_held": mode == "skip",
+    }
     if not jobs:
         return []
     with translate_errors("inserting jobs"):
-        async with conn.cursor(row_factory=tuple_row) as cur:
-            await cur.execute(SQL["insert_jobs"], params)
-            return jobs_from_rows(await checked_rows_async(cur))
+        for _ in range(INSERT_RERUNS):
+            try:
+                guard: AbstractAsyncContextManager[Any] = _guard(conn, jobs)
+                async with guard, conn.cursor(row_factory=tuple_row) as cur:
+                    await cur.execute(SQL["insert_jobs"], params)
+                    rows = await checked_rows_async(cur, _BLOCKED_PREFIX)
+                    return answer(rows, jobs, mode)
+            except pg_errors.UniqueViolation as exc:
+                if not _key_taken(exc):
+                    raise
+    raise _rerun_exhausted()

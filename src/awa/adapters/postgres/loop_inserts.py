@@ -16,7 +16,7 @@ from psycopg_pool import ConnectionPool
 from awa.adapters.postgres._errors import translate_errors
 from awa.adapters.postgres.connections import Bounds, connect_options, loop_bound
 from awa.adapters.postgres.enqueue import insert_jobs_async
-from awa.domain import Job, NewJob
+from awa.domain import Job, NewJob, OnConflict
 
 __all__ = ["LoopInserts"]
 
@@ -72,7 +72,9 @@ class LoopInserts:
             return
         self._conn, self._loop = conn, loop
 
-    async def insert(self, jobs: Sequence[NewJob], clock: Any) -> list[Job] | None:
+    async def insert(
+        self, jobs: Sequence[NewJob], clock: Any, on_conflict: OnConflict = "raise"
+    ) -> list[Job] | None:
         """The inserted jobs, or ``None`` when this insert should go through the store."""
         if self._busy or not self._ready:
             return None
@@ -83,7 +85,7 @@ class LoopInserts:
         self._busy = True
         try:
             with loop_bound(conn, self._bounds.call_timeout_s, "inserting jobs"):
-                return await insert_jobs_async(conn, jobs, clock=clock)
+                return await insert_jobs_async(conn, jobs, clock=clock, on_conflict=on_conflict)
         except BaseException:
             if conn.broken or conn.info.transaction_status != TransactionStatus.IDLE:
                 self._conn = None

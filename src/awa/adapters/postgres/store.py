@@ -42,6 +42,8 @@ from awa.adapters.postgres._rows import (
     interval,
     job_from_row,
     restore_params,
+    schedule_from_row,
+    schedule_params,
     utc,
     write_params,
 )
@@ -59,9 +61,21 @@ from awa.adapters.postgres.connections import (
 from awa.adapters.postgres.enqueue import insert_jobs, insert_jobs_async, insert_on
 from awa.adapters.postgres.listen import Subscriptions, pool_connector
 from awa.adapters.postgres.loop_inserts import LoopInserts
-from awa.domain import Complete, DlqEntry, Job, JobState, Lease, NewJob, ValidationError
+from awa.domain import (
+    Complete,
+    DlqEntry,
+    FirePlan,
+    Job,
+    JobState,
+    Lease,
+    NewJob,
+    OnConflict,
+    ScheduleRecord,
+    ValidationError,
+    decisions,
+)
 from awa.ports import Applied, Clock, Event, Finish, QueueSettings, QueueStats, WriteResult
-from awa.ports.checks import check_listener, check_new_jobs
+from awa.ports.checks import check_insert, check_listener
 
 __all__ = ["PostgresStore"]
 
@@ -71,8 +85,11 @@ Pool = ConnectionPool[psycopg.Connection[TupleRow]]
 _LEASE_PREFIX = 3
 # ... in lock_job.sql, lock_callback.sql and rescue_candidates.sql rows: now, dlq_enabled
 _LOCK_PREFIX = 2
-# ... in take_from_dlq.sql and lock_dlq_matching.sql rows: now
+# ... in take_from_dlq.sql, lock_dlq_matching.sql, lock_schedules.sql and
+# upcoming_schedules.sql rows: now
 _DLQ_PREFIX = 1
+# ... in fire_schedule.sql rows: applied
+_FIRE_PREFIX = 1
 POOL_SIZE_DEFAULT = 10
 #: the leadership name maintenance takes (a row of awa.leader)
 MAINTENANCE_LEADERSHIP = "maintenance"
@@ -212,20 +229,23 @@ class PostgresStore(StoreCore):
         return str(uuid.uuid4())
 
     # -- producers ------------------------------------------------------------------------------
-    def _insert(self, jobs: Sequence[NewJob]) -> list[Job]:
+    def _insert(self, jobs: Sequence[NewJob], on_conflict: OnConflict) -> list[Job]:
         params = insert_params(jobs, self._now())
         with self._connection("inserting jobs") as conn:  # one statement: no BEGIN/COMMIT
-            return insert_on(conn, params)
+            return insert_on(conn, jobs, params, on_conflict)
 
-    async def insert_async(self, jobs: Sequence[NewJob]) -> list[Job]:
+    async def insert_async(
+        self, jobs: Sequence[NewJob], *, on_conflict: OnConflict = "raise"
+    ) -> list[Job]:
         """``insert`` awaited on an event loop (``awa.ports.AsyncInserts``). The first insert
         goes through the pool (it checks the schema); later ones use a connection of the
         loop's own, opened in the background, whenever it is free."""
-        checked = list(check_new_jobs(jobs))
-        inserted = await self._loop_inserts.insert(checked, self.clock)
+        mode = check_insert(jobs, on_conflict)
+        checked = list(jobs)
+        inserted = await self._loop_inserts.insert(checked, self.clock, mode)
         if inserted is not None:
             return inserted
-        stored = await asyncio.to_thread(self.insert, checked)
+        stored = await asyncio.to_thread(self.insert, checked, on_conflict=mode)
         self._loop_inserts.stored()
         return stored
 
@@ -233,7 +253,9 @@ class PostgresStore(StoreCore):
         """Close the connection ``insert_async`` opened on this event loop."""
         await self._loop_inserts.close()
 
-    def insert_on(self, conn: Any, jobs: Sequence[NewJob]) -> list[Job]:
+    def insert_on(
+        self, conn: Any, jobs: Sequence[NewJob], *, on_conflict: OnConflict = "raise"
+    ) -> list[Job]:
         """Insert inside the caller's open transaction on their psycopg ``Connection``
         (``awa.ports.InsertsOnConnection``): commit makes the jobs visible and wakes workers,
         rollback makes them vanish."""
@@ -241,28 +263,40 @@ class PostgresStore(StoreCore):
             raise ValidationError(
                 f"conn must be a psycopg Connection or AsyncConnection, got {type(conn).__name__}"
             )
-        return insert_jobs(conn, jobs, clock=self.clock)
+        return insert_jobs(conn, jobs, clock=self.clock, on_conflict=on_conflict)
 
-    async def insert_on_async(self, conn: Any, jobs: Sequence[NewJob]) -> list[Job]:
+    async def insert_on_async(
+        self, conn: Any, jobs: Sequence[NewJob], *, on_conflict: OnConflict = "raise"
+    ) -> list[Job]:
         """``insert_on`` for a psycopg ``AsyncConnection``."""
         if not isinstance(conn, psycopg.AsyncConnection):
             raise ValidationError(
                 f"conn must be a psycopg Connection or AsyncConnection, got {type(conn).__name__}"
             )
-        return await insert_jobs_async(conn, jobs, clock=self.clock)
+        return await insert_jobs_async(conn, jobs, clock=self.clock, on_conflict=on_conflict)
 
     # -- workers: the hot paths ------------------------------------------------------------------
-    def _claim(self, queue: str, limit: int, deadline_duration_s: float) -> list[Job]:
-        params = {
+    def _claim(
+        self, queue: str, limit: int, deadline_duration_s: float, priority_aging_s: float
+    ) -> list[Job]:
+        params: dict[str, Any] = {
             "now": self._now(),
             "queue": queue,
             "limit": limit,
             "deadline": interval(deadline_duration_s),
         }
+        statement = "claim"
+        if priority_aging_s:
+            statement, params["aging_us"] = "claim_aged", round(priority_aging_s * 1_000_000)
         with self._statement("claiming jobs") as cur:
-            cur.execute(SQL["claim"], params)
+            cur.execute(SQL[statement], params)
             jobs = [job_from_row(row) for row in checked_rows(cur)]
-        jobs.sort(key=lambda job: (job.priority, job.run_at, job.id))
+        # attempted_at is the claim's now: order them as the statement picked them
+        jobs.sort(
+            key=lambda job: decisions.claim_order(
+                job, job.attempted_at or job.run_at, priority_aging_s
+            )
+        )
         return jobs
 
     def _finish(self, finishes: Sequence[Finish]) -> list[WriteResult]:
@@ -362,17 +396,28 @@ class PostgresStore(StoreCore):
         return job_from_row(rows[0]) if rows else None
 
     def _list_jobs(
-        self, state: JobState | None, kind: str | None, queue: str | None, limit: int
+        self,
+        state: JobState | None,
+        kind: str | None,
+        queue: str | None,
+        limit: int,
+        before_id: int | None,
     ) -> list[Job]:
         params = {
             "state": state.value if state is not None else None,
             "kind": kind,
             "queue": queue,
             "limit": limit,
+            "before_id": before_id,
         }
         with self._statement("listing jobs") as cur:
             cur.execute(SQL["list_jobs"], params)
             return [job_from_row(row) for row in checked_rows(cur)]
+
+    def _discard_failed(self, queue: str | None, kind: str | None) -> int:
+        with self._statement("discarding failed jobs") as cur:
+            cur.execute(SQL["discard_failed"], {"queue": queue, "kind": kind})
+            return cur.rowcount
 
     def _set_queue_paused(self, queue: str, paused: bool) -> None:
         with self._transaction("resuming a queue" if not paused else "pausing a queue") as tx:
@@ -425,9 +470,12 @@ class PostgresStore(StoreCore):
         ]
 
     # -- the dead-letter queue ------------------------------------------------------------------
-    def _list_dlq(self, queue: str | None, kind: str | None, limit: int) -> list[DlqEntry]:
+    def _list_dlq(
+        self, queue: str | None, kind: str | None, limit: int, before_id: int | None
+    ) -> list[DlqEntry]:
+        params = {"queue": queue, "kind": kind, "limit": limit, "before_id": before_id}
         with self._statement("listing the dead-letter queue") as cur:
-            cur.execute(SQL["list_dlq"], {"queue": queue, "kind": kind, "limit": limit})
+            cur.execute(SQL["list_dlq"], params)
             return [dlq_entry_from_row(row) for row in checked_rows(cur)]
 
     def _get_dlq_entry(self, job_id: int) -> DlqEntry | None:
@@ -440,6 +488,44 @@ class PostgresStore(StoreCore):
         with self._statement("purging the dead-letter queue") as cur:
             cur.execute(SQL["purge_dlq"], {"queue": queue, "kind": kind})
             return cur.rowcount
+
+    def _purge_dlq_job(self, job_id: int) -> bool:
+        with self._statement("purging a dead-letter entry") as cur:
+            cur.execute(SQL["purge_dlq_job"], {"id": job_id})
+            return cur.rowcount > 0
+
+    # -- periodic schedules ---------------------------------------------------------------------
+    def _list_schedules(self) -> list[ScheduleRecord]:
+        with self._statement("listing schedules") as cur:
+            return [schedule_from_row(row) for row in cur.execute(SQL["list_schedules"])]
+
+    def _upcoming_schedules(self, limit: int) -> tuple[datetime, list[ScheduleRecord]]:
+        params = {"now": self._now(), "limit": limit}
+        with self._statement("reading the schedules") as cur:
+            rows = cur.execute(SQL["upcoming_schedules"], params).fetchall()
+        records = [schedule_from_row(row, _DLQ_PREFIX) for row in rows if row[1] is not None]
+        return utc(rows[0][0]), records
+
+    def _fire(self, plan: FirePlan) -> list[Job] | None:
+        params = {
+            **insert_params(plan.jobs, self._now()),
+            "name": plan.name,
+            "expected_next": plan.expected_next,
+            "following": plan.following,
+            "last_fire": plan.fires[-1],
+        }
+        with self._statement("firing a schedule") as cur:
+            cur.execute(SQL["fire_schedule"], params)
+            rows = checked_rows(cur, _FIRE_PREFIX)
+        if not rows[0][0]:
+            return None
+        fired = (job_from_row(row, _FIRE_PREFIX) for row in rows if row[_FIRE_PREFIX] is not None)
+        return sorted(fired, key=lambda job: job.id)
+
+    def _remove_schedule(self, name: str) -> bool:
+        with self._statement("removing a schedule") as cur:
+            cur.execute(SQL["remove_schedule"], {"name": name})
+            return cur.rowcount > 0
 
 
 def _seconds(seconds: float | None) -> timedelta | None:
@@ -519,6 +605,32 @@ class _PgTransaction:
         row = self.cur.execute(SQL["callback_pending"], {"callback_id": callback_id}).fetchone()
         return bool(row and row[0])
 
+    def lock_unique_holder(self, key: str) -> Locked | None:
+        found = self._locked("lock_unique_holder", {"key": key})
+        return found[0] if found else None
+
+    def lock_jobs(
+        self,
+        states: Sequence[JobState],
+        queue: str | None,
+        kind: str | None,
+        after_id: int,
+        limit: int,
+    ) -> list[Locked]:
+        params = {
+            "states": [state.value for state in states],
+            "queue": queue,
+            "kind": kind,
+            "after_id": after_id,
+            "limit": limit,
+        }
+        return self._locked("lock_jobs_matching", params)
+
+    def lock_schedules(self, names: Sequence[str]) -> dict[str, ScheduleRecord]:
+        self.cur.execute(SQL["lock_schedules"], {"now": self._injected_now, "names": list(names)})
+        records = [schedule_from_row(row, _DLQ_PREFIX) for row in self.cur.fetchall()]
+        return {record.name: record for record in records}
+
     def rescue_candidates(self, staleness_s: float, limit: int) -> list[Locked]:
         params = {"staleness": timedelta(seconds=staleness_s), "limit": limit}
         return self._locked("rescue_candidates", params)
@@ -537,6 +649,8 @@ class _PgTransaction:
         if writes.restored:
             cur.execute(SQL["delete_from_dlq"], {"ids": [job.id for job in writes.restored]})
             cur.execute(SQL["restore_jobs"], restore_params(writes.restored))
+        if writes.schedules:
+            cur.execute(SQL["upsert_schedules"], schedule_params(writes.schedules))
         for lease in writes.cancelled:
             cur.execute(SQL["notify_cancel"], {"id": lease.job_id, "run_lease": lease.run_lease})
         for lease in writes.answered:

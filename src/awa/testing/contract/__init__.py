@@ -28,6 +28,8 @@ mixin                      module                area
 ``HintContract``           ``hints``             subscribe and its wake-up hints
 ``MaintenanceContract``    ``maintenance``       promote, retention, leadership
 ``QueueSettingsContract``  ``queue_settings``    configure_queue, retention per queue
+``UniqueContract``         ``unique``            unique keys through every transition
+``PeriodicContract``       ``periodic``          schedules, due fires, the fire's compare-and-set
 ``RefusalContract``        ``refusals``          one table of refused inputs, every verb
 =========================  ====================  ============================================
 """
@@ -43,10 +45,12 @@ from awa.testing.contract.insert_claim import InsertClaimContract
 from awa.testing.contract.maintenance import MaintenanceContract
 from awa.testing.contract.operators import OperatorContract
 from awa.testing.contract.outcomes import OutcomeContract
+from awa.testing.contract.periodic import PeriodicContract
 from awa.testing.contract.queue_settings import QueueSettingsContract
 from awa.testing.contract.refusals import REFUSALS, Given, Refusal, RefusalContract
 from awa.testing.contract.rescue import RescueContract
 from awa.testing.contract.table import TableContract
+from awa.testing.contract.unique import UniqueContract
 
 __all__ = [
     "REFUSALS",
@@ -60,12 +64,14 @@ __all__ = [
     "MaintenanceContract",
     "OperatorContract",
     "OutcomeContract",
+    "PeriodicContract",
     "QueueSettingsContract",
     "Refusal",
     "RefusalContract",
     "RescueContract",
     "StoreFixtures",
     "TableContract",
+    "UniqueContract",
 ]
 
 
@@ -81,6 +87,8 @@ class ClaimStoreContract(
     HintContract,
     MaintenanceContract,
     QueueSettingsContract,
+    UniqueContract,
+    PeriodicContract,
     RefusalContract,
 ):
     """Pytest mix-in: the whole ``ClaimStore`` contract."""

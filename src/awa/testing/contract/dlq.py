@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from awa.adapters.memory import ManualClock
-from awa.domain import Fail, IllegalTransition, JobState, NewJob, ValidationError
+from awa.domain import Fail, IllegalTransition, JobNotFound, JobState, NewJob, ValidationError
 from awa.ports import ClaimStore
 from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _one
 from awa.testing.scenarios import drive_to
@@ -135,3 +135,32 @@ class DlqContract(StoreFixtures):
         assert store.list_dlq(queue=failed.job.queue)[0].job.id == failed.job.id
         with pytest.raises(ValidationError):
             store.move_to_dlq(running.job.id, reason="  ")
+
+    def test_purge_one_dead_letter_entry(self, store: ClaimStore) -> None:
+        store.set_dlq_enabled("d", True)
+        store.insert([NewJob(kind="k", queue="d") for _ in range(2)])
+        ids = []
+        for _ in range(2):
+            job = _claim_one(store, "d")
+            _finish(store, job.lease, Fail("x", terminal=True))
+            ids.append(job.id)
+        store.purge_dlq_job(ids[0])
+        assert [e.job.id for e in store.list_dlq()] == [ids[1]]
+        with pytest.raises(JobNotFound):
+            store.purge_dlq_job(ids[0])
+        [alive] = store.insert([NewJob(kind="k")])
+        with pytest.raises(JobNotFound):
+            store.purge_dlq_job(alive.id)  # only dead letters are purged
+        assert store.get_job(alive.id) == alive
+
+    def test_list_dlq_pages_newest_first_with_before_id(self, store: ClaimStore) -> None:
+        store.set_dlq_enabled("d", True)
+        store.insert([NewJob(kind="k", queue="d") for _ in range(5)])
+        for _ in range(5):
+            _finish(store, _claim_one(store, "d").lease, Fail("x", terminal=True))
+        first = store.list_dlq(limit=2)
+        second = store.list_dlq(limit=2, before_id=first[-1].job.id)
+        third = store.list_dlq(limit=2, before_id=second[-1].job.id)
+        ids = [e.job.id for e in [*first, *second, *third]]
+        assert ids == sorted(ids, reverse=True)
+        assert len(set(ids)) == 5

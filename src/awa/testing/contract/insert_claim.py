@@ -1,7 +1,7 @@
 """The contract of ``insert`` and ``claim``: how jobs enter the store and start an attempt.
 
-Insert order, defaults and verbatim storage; claim order, the new lease, limits, paused
-queues, and that concurrent claims never share a job.
+Insert order, defaults and verbatim storage; claim order (with priority aging too), the new
+lease, limits, paused queues, and that concurrent claims never share a job.
 """
 
 from __future__ import annotations
@@ -130,3 +130,36 @@ class InsertClaimContract(StoreFixtures):
             store.claim("default", limit=0)
         with pytest.raises(ValidationError):
             store.claim("default", limit=1, deadline_duration_s=-1)
+
+    def test_priority_aging_lets_a_long_waiting_job_overtake_without_rewriting_it(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        [old] = store.insert([NewJob(kind="old", priority=4)])
+        clock.advance(250)  # 2 whole steps of 100 s: effective priority 2
+        store.insert([NewJob(kind="fresh", priority=3), NewJob(kind="tie", priority=2)])
+        assert store.get_job(old.id).priority == 4
+        order = [j.kind for j in store.claim("default", limit=3, priority_aging_s=100)]
+        assert order == ["old", "tie", "fresh"]  # priority 2 by age, and older than "tie"
+        assert [j.priority for j in store.list_jobs(kind="old")] == [4]
+
+    def test_priority_aging_never_goes_past_the_highest_priority(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        store.insert([NewJob(kind="ancient", priority=3)])
+        clock.advance(10_000)
+        store.insert([NewJob(kind="urgent", priority=1)])
+        clock.advance(1)
+        order = [j.kind for j in store.claim("default", limit=2, priority_aging_s=1)]
+        assert order == ["ancient", "urgent"]  # both 1: the older one first
+        store.insert([NewJob(kind="a", priority=4), NewJob(kind="b", priority=1)])
+        assert [j.kind for j in store.claim("default", limit=2, priority_aging_s=0)] == ["b", "a"]
+
+    def test_priority_aging_looks_past_the_first_jobs_of_each_priority(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        store.insert([NewJob(kind="old", priority=4, args={"n": n}) for n in range(3)])
+        clock.advance(60)
+        store.insert([NewJob(kind="new", priority=1, args={"n": n}) for n in range(3)])
+        clock.advance(1)
+        got = [(j.kind, j.args["n"]) for j in store.claim("default", limit=4, priority_aging_s=20)]
+        assert got == [("old", 0), ("old", 1), ("old", 2), ("new", 0)]

@@ -1,4 +1,5 @@
-"""The contract of the operator verbs: cancel, retry, get and list jobs, queue stats."""
+"""The contract of the operator verbs: cancel, retry, get and list jobs (paged), queue stats,
+and the bulk verbs: retry or discard failed jobs, drain a queue."""
 
 from __future__ import annotations
 
@@ -71,12 +72,21 @@ class OperatorContract(StoreFixtures):
             ]
         )
         _claim_one(store, "q2")
-        assert [j.kind for j in store.list_jobs(queue="q1")] == ["a", "b"]
-        assert [j.queue for j in store.list_jobs(kind="a")] == ["q1", "q2"]
+        assert [j.kind for j in store.list_jobs(queue="q1")] == ["b", "a"]  # newest first
+        assert [j.queue for j in store.list_jobs(kind="a")] == ["q2", "q1"]
         assert [j.queue for j in store.list_jobs(state=JobState.RUNNING)] == ["q2"]
         assert len(store.list_jobs(limit=2)) == 2
         with pytest.raises(ValidationError):
             store.list_jobs(queue="NOT VALID")
+
+    def test_list_jobs_pages_with_before_id(self, store: ClaimStore) -> None:
+        inserted = store.insert([NewJob(kind="page", args={"n": n}) for n in range(7)])
+        pages, before = [], None
+        while page := store.list_jobs(kind="page", limit=3, before_id=before):
+            pages.append([j.args["n"] for j in page])
+            before = page[-1].id
+        assert pages == [[6, 5, 4], [3, 2, 1], [0]]
+        assert store.list_jobs(before_id=inserted[0].id) == []
 
     def test_queue_stats_count_states_dlq_and_pause(self, store: ClaimStore) -> None:
         store.set_dlq_enabled("stats", True)
@@ -91,3 +101,55 @@ class OperatorContract(StoreFixtures):
         assert stats.paused
         assert stats.dlq_enabled
         assert stats.oldest_available_at is not None
+
+    def _failed(self, store: ClaimStore, *specs: tuple[str, str]) -> list[int]:
+        """One failed job per ``(queue, kind)``, in order."""
+        store.insert([NewJob(kind=kind, queue=queue) for queue, kind in specs])
+        failed = []
+        for queue, _ in specs:
+            job = _claim_one(store, queue)
+            _finish(store, job.lease, Fail("x", terminal=True))
+            failed.append(job.id)
+        return failed
+
+    def test_retry_failed_retries_every_match_with_a_fresh_budget(self, store: ClaimStore) -> None:
+        a, b, c = self._failed(store, ("q1", "a"), ("q1", "b"), ("q2", "a"))
+        retried = store.retry_failed(kind="a")
+        assert sorted(j.id for j in retried) == [a, c]
+        assert all((j.state, j.attempt) == (JobState.AVAILABLE, 0) for j in retried)
+        assert store.get_job(b).state is JobState.FAILED
+        assert [j.id for j in store.retry_failed(queue="q1")] == [b]
+        assert store.retry_failed(all=True) == []
+
+    def test_discard_failed_deletes_only_failed_matches(self, store: ClaimStore) -> None:
+        a, b = self._failed(store, ("q1", "a"), ("q2", "a"))
+        [waiting] = store.insert([NewJob(kind="a", queue="q1")])
+        assert store.discard_failed(queue="q1") == 1
+        with pytest.raises(JobNotFound):
+            store.get_job(a)
+        assert store.get_job(waiting.id).state is JobState.AVAILABLE
+        assert store.discard_failed(all=True) == 1
+        with pytest.raises(JobNotFound):
+            store.get_job(b)
+
+    def test_drain_queue_cancels_every_job_no_attempt_is_running(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        queue = "drained"
+        # the states a claim leads to first, so that no claim takes an earlier job
+        states = [JobState.RUNNING, JobState.WAITING_EXTERNAL, JobState.RETRYABLE]
+        states += [JobState.COMPLETED, JobState.SCHEDULED, JobState.AVAILABLE]
+        driven = {s: drive_to(store, clock, s, queue=queue).job for s in states}
+        [elsewhere] = store.insert([NewJob(kind="k", queue="other")])
+        assert store.drain_queue(queue) == 4
+        after = {s: store.get_job(job.id).state for s, job in driven.items()}
+        assert after == {
+            JobState.SCHEDULED: JobState.CANCELLED,
+            JobState.AVAILABLE: JobState.CANCELLED,
+            JobState.RUNNING: JobState.RUNNING,
+            JobState.WAITING_EXTERNAL: JobState.CANCELLED,
+            JobState.RETRYABLE: JobState.CANCELLED,
+            JobState.COMPLETED: JobState.COMPLETED,
+        }
+        assert store.get_job(elsewhere.id).state is JobState.AVAILABLE
+        assert store.drain_queue(queue) == 0

@@ -3,9 +3,9 @@
 Each row of ``REFUSALS`` is one distinct check at one verb of ``ClaimStore``: the verb, the bad
 arguments, the error and a fragment of its message. Every store runs every row against a store
 holding a little of everything (a running attempt, a parked callback, a failed job, a finished
-job, a dead-letter entry, a due scheduled job, a paused queue, a leader) and must raise that
-error, in one line, with nothing changed. A refusal one adapter makes is a row here, so every
-adapter makes it the same way.
+job, a dead-letter entry, a due scheduled job, a paused queue, a schedule, a leader) and must
+raise that error, in one line, with nothing changed. A refusal one adapter makes is a row here,
+so every adapter makes it the same way.
 
 Arguments only the store under test can supply (a live lease, a pending callback id) are
 ``Given`` placeholders in the table; ``Refusal.arguments`` fills them in. A row for the verb of
@@ -24,7 +24,16 @@ import attrs
 import pytest
 
 from awa.adapters.memory import ManualClock
-from awa.domain import Complete, CompleteCallback, Fail, Lease, NewJob, ValidationError
+from awa.domain import (
+    Complete,
+    CompleteCallback,
+    Fail,
+    Lease,
+    NewJob,
+    Schedule,
+    Unique,
+    ValidationError,
+)
 from awa.ports import BATCH_SIZE_MAX, ClaimStore, Finish, Heartbeat, Listens
 from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _park
 
@@ -103,6 +112,8 @@ TTL = "ttl"
 REASON = "reason"
 NO_FILTER = "give a queue or kind"
 RETENTION = "retention must be"
+SCHEDULE = "invalid schedule name"
+NIGHTLY = Schedule(name="nightly", cron="0 3 * * *", job=NewJob(kind="report"))
 
 REFUSALS: tuple[Refusal, ...] = (
     # -- insert ------------------------------------------------------------------------------
@@ -110,6 +121,17 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("insert", "a string", LIST, "jobs"),
     _row("insert", "not NewJob values", "expected NewJob", [{"kind": "k"}]),
     _row("insert", "too many jobs", "at most", [NewJob(kind="k")] * TOO_MANY),
+    _row("insert", "on_conflict unknown", "on_conflict", [NewJob(kind="k")], on_conflict="ignore"),
+    _row("insert", "on_conflict None", "on_conflict", [NewJob(kind="k")], on_conflict=None),
+    # -- cancel_by_unique_key ----------------------------------------------------------------
+    _row("cancel_by_unique_key", "a job without a key", "no unique key", NewJob(kind="k")),
+    _row("cancel_by_unique_key", "a kind not a job", "expected NewJob", "k"),
+    _row(
+        "cancel_by_unique_key",
+        "a list of jobs",
+        "expected NewJob",
+        [NewJob(kind="k", unique=Unique())],
+    ),
     # -- claim -------------------------------------------------------------------------------
     _row("claim", "empty queue", QUEUE, "", limit=1),
     _row("claim", "queue with spaces and SQL", QUEUE, "Bad Queue; --", limit=1),
@@ -122,6 +144,8 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("claim", "deadline of 1e12 s", DEADLINE, "default", limit=1, deadline_duration_s=1e12),
     _row("claim", "deadline NaN", DEADLINE, "default", limit=1, deadline_duration_s=float("nan")),
     _row("claim", "deadline a string", DEADLINE, "default", limit=1, deadline_duration_s="60"),
+    _row("claim", "negative aging", "priority_aging", "default", limit=1, priority_aging_s=-1),
+    _row("claim", "aging NaN", "priority_aging", "default", limit=1, priority_aging_s=float("nan")),
     # -- heartbeat ---------------------------------------------------------------------------
     _row("heartbeat", "one beat not in a list", LIST, Heartbeat(LIVE)),
     _row("heartbeat", "a lease not a Heartbeat", "expected Heartbeat", [LIVE]),
@@ -181,6 +205,10 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("rescue", "staleness NaN", STALENESS, staleness_s=float("nan")),
     _row("rescue", "limit 0", LIMIT, limit=0),
     _row("promote", "limit -1", LIMIT, limit=-1),
+    _row("plan_fires", "limit 0", LIMIT, limit=0),
+    _row("plan_fires", "limit too big", LIMIT, limit=TOO_MANY),
+    _row("fire", "a schedule not a plan", "FirePlan", NIGHTLY),
+    _row("fire", "nothing", "FirePlan", None),
     _row("delete_finished", "negative age", OLDER, older_than_s=-1),
     _row("delete_finished", "limit 0", LIMIT, older_than_s=1, limit=0),
     _row("expire_dlq", "age NaN", OLDER, older_than_s=float("nan")),
@@ -204,6 +232,8 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("list_jobs", "kind with a space", KIND, kind="1bad kind"),
     _row("list_jobs", "queue with spaces", QUEUE, queue="NOT VALID"),
     _row("list_jobs", "limit 0", LIMIT, limit=0),
+    _row("list_jobs", "before_id a string", JOB_ID, before_id="10"),
+    _row("list_jobs", "before_id a bool", JOB_ID, before_id=True),
     _row("pause_queue", "empty queue", QUEUE, ""),
     _row("pause_queue", "upper-case queue", QUEUE, "UPPER"),
     _row("resume_queue", "empty queue", QUEUE, ""),
@@ -222,6 +252,22 @@ REFUSALS: tuple[Refusal, ...] = (
         dlq_enabled=False,
         dlq_retention_s=-1,
     ),
+    _row("retry_failed", "no filter", NO_FILTER),
+    _row("retry_failed", "all a string", FLAG, all="yes"),
+    _row("retry_failed", "queue with spaces", QUEUE, queue="a queue"),
+    _row("discard_failed", "no filter", NO_FILTER),
+    _row("discard_failed", "empty kind", KIND, kind=""),
+    _row("drain_queue", "empty queue", QUEUE, ""),
+    _row("drain_queue", "queue None", QUEUE, None),
+    # -- periodic schedules ------------------------------------------------------------------
+    _row("register_schedules", "one schedule not in a list", LIST, NIGHTLY),
+    _row("register_schedules", "not schedules", "expected Schedule", [{"name": "x"}]),
+    _row("register_schedules", "a name twice", "given twice", [NIGHTLY, NIGHTLY]),
+    _row("set_schedule_paused", "empty name", SCHEDULE, "", True),
+    _row("set_schedule_paused", "paused a string", FLAG, "nightly", "yes"),
+    _row("trigger_schedule", "name with spaces", SCHEDULE, "night ly"),
+    _row("trigger_schedule", "name None", SCHEDULE, None),
+    _row("remove_schedule", "name with SQL", SCHEDULE, "x'; --"),
     # -- the dead-letter queue ---------------------------------------------------------------
     _row("move_to_dlq", "job id a string", JOB_ID, "1", reason="x"),
     _row("move_to_dlq", "blank reason", REASON, FAILED, reason="  "),
@@ -229,6 +275,7 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("move_to_dlq", "reason too long", "at most", FAILED, reason="x" * 10_001),
     _row("list_dlq", "queue with spaces", QUEUE, queue="no spaces allowed"),
     _row("list_dlq", "limit 0", LIMIT, limit=0),
+    _row("list_dlq", "before_id a float", JOB_ID, before_id=1.5),
     _row("get_dlq_entry", "job id a string", JOB_ID, "1"),
     _row("retry_from_dlq", "job id None", JOB_ID, None),
     _row("bulk_retry_from_dlq", "no filter", NO_FILTER),
@@ -237,6 +284,7 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("purge_dlq", "no filter", NO_FILTER),
     _row("purge_dlq", "all a string", FLAG, all="no"),
     _row("purge_dlq", "empty kind", KIND, kind=""),
+    _row("purge_dlq_job", "job id a string", JOB_ID, "1"),
 )
 
 _LEADER = "contract-leader"
@@ -265,6 +313,7 @@ def _populate(store: ClaimStore, clock: ManualClock) -> dict[Given, object]:
     _finish(store, _claim_one(store, "done").lease, Complete())
     _finish(store, _claim_one(store, "dead").lease, Fail("x", terminal=True))
     store.pause_queue("paused")
+    store.register_schedules([NIGHTLY])
     assert store.try_lead(_LEADER, ttl_s=3600)
     clock.advance(5)  # now a write that slips through changes a timestamp, and "due" is due
     return {
@@ -281,6 +330,7 @@ def _snapshot(store: ClaimStore) -> tuple[object, ...]:
         store.list_jobs(limit=BATCH_SIZE_MAX),
         store.list_dlq(limit=BATCH_SIZE_MAX),
         sorted(store.queue_stats(), key=lambda stats: stats.queue),
+        store.list_schedules(),
         store.try_lead(_PROBE, ttl_s=3600),
     )
 

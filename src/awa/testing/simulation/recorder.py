@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 import attrs
@@ -18,22 +19,29 @@ from awa.domain import (
     CallbackNotFound,
     DlqEntry,
     ErrorEntry,
+    FirePlan,
     Job,
     JobNotFound,
     Lease,
     NewJob,
+    OnConflict,
     Resolution,
     RetryCallback,
+    Schedule,
+    ScheduleRecord,
     Snooze,
+    UniqueConflict,
 )
 from awa.domain.defaults import CALLBACK_TIMEOUT_S, DEADLINE_S
 from awa.domain.rescue import dlq_reason_after
+from awa.domain.unique import holds_unique_key
 from awa.ports import (
     Applied,
     ClaimStore,
     Clock,
     Event,
     Finish,
+    FireRound,
     Heartbeat,
     JobsAvailable,
     Listens,
@@ -43,6 +51,7 @@ from awa.ports import (
     Stale,
     WriteResult,
 )
+from awa.testing.simulation.scheduling import fire_of, unique_violations
 
 __all__ = ["RecordingStore", "expected_dlq_reason"]
 
@@ -72,6 +81,8 @@ class RecordingStore:
         self.models: dict[int, _Model] = {}
         self.pending_callbacks: list[str] = []
         self.lost_wakeup_rate = 0.0
+        self.fired: dict[str, set[datetime]] = {}  # schedule -> fire times enqueued
+        self.unique_ids: set[int] = set()  # jobs inserted with a unique key
 
     # -- bookkeeping ---------------------------------------------------------------------------
     def note(self, line: str) -> None:
@@ -120,11 +131,57 @@ class RecordingStore:
         else:
             self.counters[f"stale_{what}_rejected"] += 1
 
+    # -- scheduling laws (awa.testing.simulation.scheduling) -------------------------------------
+    def _unique_jobs(self) -> list[Job]:
+        jobs = (self._current(job_id) for job_id in sorted(self.unique_ids))
+        return [job for job in jobs if job is not None]
+
+    def check_unique_holders(self) -> None:
+        for found in unique_violations(self._unique_jobs()):
+            self.violation(found)
+
+    def _check_unique_answer(self, new: NewJob, answer: Job | None, holder_id: int | None) -> None:
+        """An insert answered with (or refused for) a holder met one; one that went through
+        met none."""
+        key = new.unique_key_at(new.run_at or self.clock.now())
+        holders = [j for j in self._unique_jobs() if holds_unique_key(j) and j.unique_key == key]
+        if holder_id is not None:
+            if [j.id for j in holders] != [holder_id]:
+                self.violation(f"insert refused for job {holder_id}, but {holders} hold its key")
+        elif answer is not None and [j.id for j in holders] != [answer.id]:
+            self.violation(f"insert of key {key} answered {answer.id} while {holders} hold it")
+
+    def _record_fires(self, jobs: Sequence[Job]) -> None:
+        for job in jobs:
+            fire = fire_of(job)
+            if fire is None:
+                continue
+            name, fire_at = fire
+            seen = self.fired.setdefault(name, set())
+            if fire_at in seen:
+                self.violation(f"{name} enqueued its fire at {fire_at.isoformat()} twice")
+            seen.add(fire_at)
+
     # -- producers -----------------------------------------------------------------------------
-    def insert(self, jobs: Sequence[NewJob]) -> list[Job]:
-        created = self.store.insert(jobs)
+    def insert(self, jobs: Sequence[NewJob], *, on_conflict: OnConflict = "raise") -> list[Job]:
+        unique = len(jobs) == 1 and jobs[0].unique is not None
+        try:
+            created = self.store.insert(jobs, on_conflict=on_conflict)
+        except UniqueConflict as conflict:
+            self.counters["unique_refused"] += 1
+            self._check_unique_answer(jobs[0], None, conflict.job_id)
+            self.note(f"insert refused: job {conflict.job_id} holds the key")
+            raise
+        if unique:
+            [job] = created
+            if job.id in self.unique_ids:
+                self.counters["unique_skipped"] += 1
+            else:
+                self.counters["unique_inserted"] += 1
+                self.unique_ids.add(job.id)
+            self._check_unique_answer(jobs[0], job, None)
         for job in created:
-            self.models[job.id] = _Model()
+            self.models.setdefault(job.id, _Model())
         self.note(
             f"insert {len(created)} -> ids {created[0].id}..{created[-1].id}"
             if created
@@ -133,10 +190,26 @@ class RecordingStore:
         return created
 
     # -- workers -------------------------------------------------------------------------------
+    def cancel_by_unique_key(self, job: NewJob) -> Job | None:
+        cancelled = self.store.cancel_by_unique_key(job)
+        if cancelled is not None:
+            self._observe(cancelled)
+        return cancelled
+
     def claim(
-        self, queue: str, *, limit: int, deadline_duration_s: float = DEADLINE_S
+        self,
+        queue: str,
+        *,
+        limit: int,
+        deadline_duration_s: float = DEADLINE_S,
+        priority_aging_s: float = 0.0,
     ) -> list[Job]:
-        claimed = self.store.claim(queue, limit=limit, deadline_duration_s=deadline_duration_s)
+        claimed = self.store.claim(
+            queue,
+            limit=limit,
+            deadline_duration_s=deadline_duration_s,
+            priority_aging_s=priority_aging_s,
+        )
         for job in claimed:
             model = self.models.setdefault(job.id, _Model())
             if job.run_lease != model.max_run_lease + 1:
@@ -234,6 +307,22 @@ class RecordingStore:
             self.note(f"promote {len(promoted)}")
         return promoted
 
+    def plan_fires(self, *, limit: int = 100) -> FireRound:
+        return self.store.plan_fires(limit=limit)
+
+    def fire(self, plan: FirePlan) -> list[Job] | None:
+        fired = self.store.fire(plan)
+        if fired is None:
+            self.counters["stale_fires_refused"] += 1
+            self.note(f"fire {plan.name} planned at {plan.planned_at.isoformat()} refused")
+            return None
+        self.counters["fires"] += len(fired)
+        for job in fired:
+            self.models[job.id] = _Model()
+        self._record_fires(fired)
+        self.note(f"fire {plan.name} -> {' '.join(str(j.id) for j in fired)}")
+        return fired
+
     def delete_finished(self, *, older_than_s: float, limit: int = 1000) -> int:
         return self.store.delete_finished(older_than_s=older_than_s, limit=limit)
 
@@ -264,6 +353,22 @@ class RecordingStore:
     def list_jobs(self, **filters: Any) -> list[Job]:
         return self.store.list_jobs(**filters)
 
+    def retry_failed(
+        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
+    ) -> list[Job]:
+        jobs = self.store.retry_failed(queue=queue, kind=kind, all=all)
+        for job in jobs:
+            self._reset(job)
+        return jobs
+
+    def discard_failed(
+        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
+    ) -> int:
+        return self.store.discard_failed(queue=queue, kind=kind, all=all)
+
+    def drain_queue(self, queue: str) -> int:
+        return self.store.drain_queue(queue)
+
     def cancel(self, job_id: int) -> Job:
         job = self.store.cancel(job_id)
         self._observe(job)
@@ -273,6 +378,7 @@ class RecordingStore:
     def retry(self, job_id: int) -> Job:
         job = self.store.retry(job_id)
         self._reset(job)
+        self.check_unique_holders()
         return job
 
     def pause_queue(self, queue: str) -> None:
@@ -291,6 +397,23 @@ class RecordingStore:
 
     def queue_stats(self) -> list[QueueStats]:
         return self.store.queue_stats()
+
+    def register_schedules(self, schedules: Sequence[Schedule]) -> list[ScheduleRecord]:
+        return self.store.register_schedules(schedules)
+
+    def list_schedules(self) -> list[ScheduleRecord]:
+        return self.store.list_schedules()
+
+    def set_schedule_paused(self, name: str, paused: bool) -> ScheduleRecord:
+        return self.store.set_schedule_paused(name, paused)
+
+    def trigger_schedule(self, name: str) -> Job:
+        job = self.store.trigger_schedule(name)
+        self.models[job.id] = _Model()
+        return job
+
+    def remove_schedule(self, name: str) -> None:
+        self.store.remove_schedule(name)
 
     def move_to_dlq(self, job_id: int, *, reason: str) -> DlqEntry:
         return self.store.move_to_dlq(job_id, reason=reason)
@@ -313,9 +436,13 @@ class RecordingStore:
         for job in jobs:
             self._reset(job)
         self.note(f"operator dlq retry-bulk {queue} -> {len(jobs)}")
+        self.check_unique_holders()
         return jobs
 
     def purge_dlq(
         self, *, queue: str | None = None, kind: str | None = None, all: bool = False
     ) -> int:
         return self.store.purge_dlq(queue=queue, kind=kind, all=all)
+
+    def purge_dlq_job(self, job_id: int) -> None:
+        self.store.purge_dlq_job(job_id)

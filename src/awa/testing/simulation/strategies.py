@@ -23,6 +23,8 @@ def fault_schedules() -> st.SearchStrategy[Faults]:
         lost_wakeup_rate=_rate,
         clock_jump_rate=_rate,
         operator_rate=_rate,
+        pause_rate=_rate,
+        planning_pause_rate=_rate,
         restart_after_s=st.sampled_from([5.0, 30.0, 300.0]),
         stall_s=st.sampled_from([10.0, 60.0]),
         late_finish_s=st.sampled_from([10.0, 60.0]),

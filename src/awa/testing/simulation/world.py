@@ -6,6 +6,11 @@ process runs which service (claim, complete, heartbeat, deadlines, maintenance),
 finishes with which outcome, when the external system answers a callback, when time passes,
 and when a fault strikes. The same seed gives the same history, byte for byte.
 
+Scheduling runs in the same world (``scheduling.py``): every process registers two periodic
+schedules, which its maintenance leader plans and fires in two separate steps, and producers
+insert unique jobs from a handful of keys. A paused process (a long GC, SIGSTOP) loses its
+leadership while it may hold a plan; a crash drops it.
+
 ``store_factory`` puts another ``ClaimStore`` under the same world, built on the simulation's
 clock (e.g. ``PostgresStore(url, clock=clock, rng=rng)``). The laws are checked the same way;
 byte-for-byte repeatability then holds only if the store's hints arrive deterministically,
@@ -40,13 +45,23 @@ from awa.domain import (
     RetryCallback,
     Snooze,
     TerminalError,
+    UniqueConflict,
     WaitForCallback,
 )
 from awa.ports import ClaimStore
 from awa.runtime.config import QueueConfig, RuntimeConfig
+from awa.runtime.periodic import PeriodicService
 from awa.runtime.registry import TaskRegistry
 from awa.runtime.runtime import Runtime
 from awa.testing.simulation.recorder import RecordingStore, expected_dlq_reason
+from awa.testing.simulation.scheduling import (
+    SCHEDULES,
+    UNIQUE_KIND,
+    fire_gaps,
+    fire_of,
+    unique_job,
+    unique_violations,
+)
 
 __all__ = ["Faults", "Simulation", "SimulationReport"]
 
@@ -56,6 +71,10 @@ DLQ_QUEUES = frozenset({"default"})
 KINDS = {"default": "sim", "bulk": "sim_bulk"}
 _TEN_YEARS_S = 10 * 365 * 24 * 3600.0
 _SETTLE_YIELDS = 6
+#: how long the calm phase keeps the schedules firing before it pauses them to let the run end
+_CALM_FIRING_S = 300.0
+#: from the calm's start, time enough for a leader to be elected (leadership ttl + a round)
+_LEADER_ELECTED_S = 30.0
 
 
 @attrs.frozen(kw_only=True)
@@ -74,6 +93,11 @@ class Faults:
     clock_jump_rate: float = 0.001
     clock_jump_s: float = 600.0
     operator_rate: float = 0.002
+    pause_rate: float = 0.001  # a process stops running (SIGSTOP, a long GC), then goes on
+    pause_s: float = 60.0
+    #: the pause that matters most to periodic jobs: a leader that planned fires and stops
+    #: before firing them (per step in which some leader holds a plan)
+    planning_pause_rate: float = 0.05
 
     @classmethod
     def none(cls) -> Faults:
@@ -86,6 +110,8 @@ class Faults:
             lost_wakeup_rate=0,
             clock_jump_rate=0,
             operator_rate=0,
+            pause_rate=0,
+            planning_pause_rate=0,
         )
 
 
@@ -101,6 +127,8 @@ class SimulationReport:
     violations: tuple[str, ...]
     digest: str
     history: tuple[str, ...] = attrs.field(repr=False)
+    #: every job the run created: the seeded ones, periodic fires and unique inserts
+    jobs_total: int = 0
 
     @property
     def ok(self) -> bool:
@@ -112,7 +140,8 @@ class SimulationReport:
 
     def summary(self) -> str:
         lines = [
-            f"seed {self.seed}: {self.jobs} jobs, {self.steps} steps,"
+            f"seed {self.seed}: {self.jobs} jobs (and {self.jobs_total - self.jobs} scheduled"
+            f" ones), {self.steps} steps,"
             f" {self.simulated_s:,.0f} s simulated",
             "jobs by final state: "
             + ", ".join(f"{k} {v}" for k, v in sorted(self.final_states.items())),
@@ -141,8 +170,14 @@ class SimulationReport:
                     "wakeups_lost",
                     "clock_jumps",
                     "operator_actions",
+                    "pauses",
                 )
             ),
+            f"periodic jobs enqueued: {self.counters.get('fires', 0)}, stale fires refused:"
+            f" {self.counters.get('stale_fires_refused', 0)}; unique inserts:"
+            f" {self.counters.get('unique_inserted', 0)}, refused"
+            f" {self.counters.get('unique_refused', 0)}, skipped"
+            f" {self.counters.get('unique_skipped', 0)}",
             f"digest {self.digest}",
             f"invariant violations: {len(self.violations)}",
         ]
@@ -158,6 +193,7 @@ class _Process:
     incarnation: int
     runtime: Runtime
     dead_until: datetime | None = None
+    paused_until: datetime | None = None
     heartbeats_stalled_until: datetime | None = None
     completions_held_until: datetime | None = None
 
@@ -184,6 +220,9 @@ class Simulation:
         concurrency: int = 4,
         store_factory: Callable[[ManualClock, random.Random], ClaimStore] | None = None,
         calm_limit_s: float = 6 * 3600.0,
+        scheduling: bool = True,
+        producers: int = 3,
+        unique_rate: float = 0.01,
     ) -> None:
         self.seed = seed
         self.jobs = jobs
@@ -200,15 +239,21 @@ class Simulation:
             random.Random(seed ^ 0xA11),
             self.clock,
         )
+        self.scheduling = scheduling
+        self.producers = producers if scheduling else 0
+        self.unique_rate = unique_rate
         self.registry = TaskRegistry()
         for queue, kind in KINDS.items():  # a worker refuses a queue that is no task's
             self.registry.add(dict, self._handle, queue=queue, kind=kind)
+        self.registry.add(dict, self._handle, queue="default", kind=UNIQUE_KIND)
         self.processes: list[_Process] = []
         self.gates: dict[Lease, asyncio.Future[str]] = {}
         self.hung: set[Lease] = set()
         self.returned_waits: set[str] = set()
         self.steps_taken = 0
         self.calm = False
+        self.calm_since: datetime | None = None
+        self.schedules_paused_at: datetime | None = None
 
     # -- the handler every process runs ----------------------------------------------------------
     async def _handle(self, job: awa.Job[dict[str, Any]]) -> object:
@@ -288,6 +333,7 @@ class Simulation:
             config=config,
             owner=owner,
             inline_store_calls=True,
+            schedules=SCHEDULES if self.scheduling else (),
         )
 
     async def _spawn(self, name: str, incarnation: int) -> _Process:
@@ -323,6 +369,8 @@ class Simulation:
     def _ready(self, now: datetime) -> list[tuple[str, Action]]:
         ready: list[tuple[str, Action]] = []
         for process in self._alive():
+            if _until(process.paused_until, now):
+                continue
             for name in process.runtime.ready_services(now):
                 if name == "heartbeat" and _until(process.heartbeats_stalled_until, now):
                     continue
@@ -416,6 +464,30 @@ class Simulation:
             self.store.note(f"CLOCK JUMP {jump:.1f}s")
         if rng.random() < f.operator_rate:
             await self._operator()
+        planning = [p for p in alive if _has_plan(p) and not _until(p.paused_until, now)]
+        if planning and rng.random() < f.planning_pause_rate:
+            self._pause(rng.choice(planning), now)
+        if alive and rng.random() < f.pause_rate:
+            self._pause(rng.choice(alive), now)
+
+    def _pause(self, process: _Process, now: datetime) -> None:
+        pause_s = self.faults.pause_s
+        process.paused_until = now + timedelta(seconds=pause_s)
+        self.store.counters["pauses"] += 1
+        held = "holding a fire plan " if _has_plan(process) else ""
+        self.store.note(f"PAUSE {process.owner} {held}for {pause_s:g}s")
+
+    def _produce(self) -> None:
+        """Each producer inserts a unique job now and then, raising or skipping on a held key."""
+        for number in range(self.producers):
+            if self.rng.random() >= self.unique_rate:
+                continue
+            queue = self.rng.choice(QUEUES)  # failures stay among the jobs on "bulk" (no DLQ)
+            job = unique_job(self.rng.randrange(100), self.rng.randrange(2), queue)
+            on_conflict = self.rng.choice(["raise", "skip"])
+            self.store.note(f"producer p{number} inserts key {job.args['key']} ({on_conflict})")
+            with contextlib.suppress(UniqueConflict):  # checked and counted by the recorder
+                self.store.insert([job], on_conflict=on_conflict)  # type: ignore[arg-type]
 
     async def _operator(self) -> None:
         self.store.counters["operator_actions"] += 1
@@ -449,7 +521,12 @@ class Simulation:
         now = self.clock.now()
         if not self.calm:
             await self._maybe_fault(now)
+            self._produce()
             now = self.clock.now()
+        elif self.schedules_paused_at is None and self._calm_firing_over(now):
+            self._pause_schedules(now)
+        if self.steps_taken % 200 == 0:
+            self.store.check_unique_holders()
         ready = self._ready(now)
         # a healthy process's timers fire on time: time never passes a due heartbeat, so only
         # the stall fault (and crashes) can starve one
@@ -468,8 +545,21 @@ class Simulation:
         self.steps_taken += 1
         return True
 
+    def _calm_firing_over(self, now: datetime) -> bool:
+        return self.calm_since is not None and (now - self.calm_since).total_seconds() >= (
+            _CALM_FIRING_S if self.scheduling else 0
+        )
+
+    def _pause_schedules(self, now: datetime) -> None:
+        """The calm phase let a leader fire on time for a while; now the run may end."""
+        self.schedules_paused_at = now
+        for schedule in SCHEDULES if self.scheduling else ():
+            self.store.set_schedule_paused(schedule.name, True)
+        self.store.note("SCHEDULES PAUSED")
+
     def _next_moment(self) -> datetime | None:
         moments = [p.runtime.next_due() for p in self._alive()]
+        moments += [p.paused_until for p in self._alive() if p.paused_until is not None]
         moments += [p.dead_until for p in self.processes if p.dead_until is not None]
         moments += [self.clock.next_wakeup()]
         return min((m for m in moments if m is not None), default=None)
@@ -512,6 +602,7 @@ class Simulation:
     async def _calm_down(self) -> None:
         """Faults stop: dead processes restart, stalls end, queues resume."""
         self.calm = True
+        self.calm_since = self.clock.now()
         self.store.lost_wakeup_rate = 0.0
         self.store.note("CALM")
         for index, process in enumerate(self.processes):
@@ -519,6 +610,7 @@ class Simulation:
                 await self._restart(index)
             else:
                 process.heartbeats_stalled_until = process.completions_held_until = None
+                process.paused_until = None
         for queue in QUEUES:
             self.store.resume_queue(queue)
         for lease, gate in self.gates.items():
@@ -527,6 +619,8 @@ class Simulation:
         self.hung.clear()
 
     def _all_finished(self) -> bool:
+        if self.schedules_paused_at is None:
+            return False  # the schedules still fire
         stats = self.store.queue_stats()
         unfinished = sum(
             count for s in stats for state, count in s.counts.items() if not state.is_terminal
@@ -550,6 +644,7 @@ class Simulation:
                 self.store.violation(f"job {job.id} never finished: {job.state.value} (liveness)")
             if job.state is JobState.FAILED and job.queue in DLQ_QUEUES:
                 self.store.violation(f"failed job {job.id} on a DLQ queue is not in the DLQ")
+        self._check_scheduling([*jobs.values(), *(e.job for e in entries.values())], jobs)
         for entry in entries.values():
             final["dead_lettered"] += 1
             dlq[entry.reason] += 1
@@ -570,14 +665,54 @@ class Simulation:
             violations=tuple(self.store.violations),
             digest=digest,
             history=tuple(self.store.history),
+            jobs_total=len(self.store.models),
         )
 
+    def _check_scheduling(self, everything: list[Any], jobs: dict[int, Any]) -> None:
+        """The scheduling laws on the final state (``scheduling.py``)."""
+        if not self.scheduling:
+            return
+        fired, twice = _fires_of(everything)
+        for found in twice + unique_violations(list(jobs.values())):
+            self.store.violation(found)
+        if self.calm_since is None or self.schedules_paused_at is None:
+            self.store.violation("the calm phase never let the schedules fire")
+            return
+        calm_from = self.calm_since + timedelta(seconds=_LEADER_ELECTED_S)
+        calm_until = self.schedules_paused_at - timedelta(seconds=1)
+        for gap in fire_gaps(fired, calm_from, calm_until):
+            self.store.violation(gap)
+
     def run(self) -> SimulationReport:
-        logging.getLogger("awa.runtime").disabled = True  # expected warnings would drown output
+        # expected warnings and one line per ended attempt would drown the output
+        quiet = [logging.getLogger(name) for name in ("awa.runtime", "awa.worker")]
+        for logger in quiet:
+            logger.disabled = True
         try:
             return asyncio.run(self._run())
         finally:
-            logging.getLogger("awa.runtime").disabled = False
+            for logger in quiet:
+                logger.disabled = False
+
+
+def _fires_of(jobs: list[Any]) -> tuple[dict[str, list[datetime]], list[str]]:
+    """Every job's fire, by schedule, and the fires enqueued more than once."""
+    fired: dict[str, list[datetime]] = {}
+    for job in jobs:
+        fire = fire_of(job)
+        if fire is not None:
+            fired.setdefault(fire[0], []).append(fire[1])
+    twice = [
+        f"{name} enqueued its fire at {moment.isoformat()} twice"
+        for name, moments in fired.items()
+        for moment in sorted({m for m in moments if moments.count(m) > 1})
+    ]
+    return fired, twice
+
+
+def _has_plan(process: _Process) -> bool:
+    service = process.runtime.service("periodic")
+    return isinstance(service, PeriodicService) and bool(service.planned)
 
 
 def _until(moment: datetime | None, now: datetime) -> bool:

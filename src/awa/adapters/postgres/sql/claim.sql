@@ -1,14 +1,12 @@
 -- Purpose: claim up to `limit` runnable jobs of one unpaused queue for new attempts.
 -- Parameters: now (timestamptz, NULL = the database clock), queue text, limit int,
 --   deadline (interval, NULL = no deadline).
--- Transition: row 3 (available → running), after row 2 for due scheduled/retryable jobs; the
---   same values as awa.domain.decisions.claim: attempt + 1, run_lease + 1, attempted_at and
---   heartbeat_at = now, deadline_at = now + deadline, callback fields cleared.
+-- Transition: row 3 (available → running), after row 2 for due scheduled/retryable jobs
+--   (claim_picked.sqlpart: the values of awa.domain.decisions.claim).
 --   An available job's run_at is never after the time it became available (insert, promote,
 --   retry all set run_at <= now), so `run_at <= now` selects exactly the claimable jobs.
 -- Index: jobs_claim_idx (queue, priority, run_at, id) WHERE state IN (available, scheduled,
---   retryable); SKIP LOCKED lets concurrent claimers take disjoint rows. The UPDATE re-checks
---   the state, so a row that changed between the scan and the lock is not claimed.
+--   retryable); SKIP LOCKED lets concurrent claimers take disjoint rows.
 WITH t AS (
     SELECT coalesce(%(now)s::timestamptz, now()) AS now
 ), picked AS (
@@ -22,17 +20,4 @@ WITH t AS (
     LIMIT %(limit)s
     FOR UPDATE OF j SKIP LOCKED
 )
-UPDATE awa.jobs AS j
-SET state = 'running',
-    attempt = j.attempt + 1,
-    run_lease = j.run_lease + 1,
-    attempted_at = t.now,
-    heartbeat_at = t.now,
-    deadline_at = t.now + %(deadline)s::interval,
-    callback_id = NULL,
-    callback_timeout_at = NULL,
-    callback_result = NULL
-FROM picked, t
-WHERE j.id = picked.id
-  AND j.state IN ('available', 'scheduled', 'retryable')
-RETURNING {j.job_columns}
+{part:claim_picked}

@@ -1,11 +1,14 @@
--- Purpose: dead-letter entries matching optional filters, in (dlq_at, id) order.
--- Parameters: queue text, kind text (NULL = any), limit int.
+-- Purpose: dead-letter entries matching optional filters, newest job id first; a page goes on
+--   from the last id of the previous one.
+-- Parameters: queue text, kind text (NULL = any), before_id bigint (NULL = from the newest),
+--   limit int.
 -- Transition: none (read only).
--- Index: dlq_queue_kind_idx (queue, kind, dlq_at, id), or dlq_at_idx when unfiltered.
+-- Index: dlq_pkey backwards from before_id, the filters applied on the way.
 SELECT {job_columns},
        dlq_reason, dlq_at
 FROM awa.dlq
-WHERE (%(queue)s::text IS NULL OR queue = %(queue)s::text)
+WHERE (%(before_id)s::bigint IS NULL OR id < %(before_id)s::bigint)
+  AND (%(queue)s::text IS NULL OR queue = %(queue)s::text)
   AND (%(kind)s::text IS NULL OR kind = %(kind)s::text)
-ORDER BY dlq_at, id
+ORDER BY id DESC
 LIMIT %(limit)s

@@ -1,12 +1,15 @@
--- Purpose: jobs outside the dead-letter queue matching optional filters, oldest id first.
--- Parameters: state text, kind text, queue text (each NULL = any), limit int.
+-- Purpose: jobs outside the dead-letter queue matching optional filters, newest id first; a
+--   page goes on from the last id of the previous one.
+-- Parameters: state text, kind text, queue text (each NULL = any), before_id bigint (NULL = from
+--   the newest), limit int.
 -- Transition: none (read only).
--- Index: jobs_pkey in id order with the filters applied on the way (an operator query; no
---   index of its own, to keep the hot path's write cost down).
+-- Index: jobs_pkey backwards from before_id, the filters applied on the way (an operator query;
+--   no index of its own, to keep the hot path's write cost down).
 SELECT {job_columns}
 FROM awa.jobs
-WHERE (%(state)s::text IS NULL OR state = %(state)s::text)
+WHERE (%(before_id)s::bigint IS NULL OR id < %(before_id)s::bigint)
+  AND (%(state)s::text IS NULL OR state = %(state)s::text)
   AND (%(kind)s::text IS NULL OR kind = %(kind)s::text)
   AND (%(queue)s::text IS NULL OR queue = %(queue)s::text)
-ORDER BY id
+ORDER BY id DESC
 LIMIT %(limit)s

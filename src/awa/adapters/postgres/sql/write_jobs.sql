@@ -5,7 +5,10 @@
 --   callback_timeout_at timestamptz[], callback_id text[], callback_result text[] (JSON or
 --   NULL).
 -- Transition: whichever one the domain decided (rows 2, 4-18); run_lease is never written
---   here, so no path but a claim can move it.
+--   here, so no path but a claim can move it, nor is the unique key: the state alone decides
+--   whether the job holds it (jobs_unique_key_idx). An operator retry that takes a key back
+--   was checked by the core; a key a concurrent insert took since makes the index refuse the
+--   statement, and the core runs the verb again.
 -- Index: jobs_pkey. Every row was locked earlier in the same transaction by the statement that
 --   applied the guard (lock_leases, lock_job, lock_callback, rescue_candidates), so the guard
 --   is not repeated: a second copy would be dead code that hides a broken first one.

@@ -1,0 +1,40 @@
+-- Purpose: claim like claim.sql, in the order of priority aging: up to `limit` runnable jobs of
+--   one unpaused queue by (effective priority, run_at, id), where the effective priority is
+--   the priority less one step per `aging_us` microseconds waited since run_at, at least 1
+--   (awa.domain.decisions.effective_priority; integer arithmetic on both sides).
+-- Parameters: now (timestamptz, NULL = the database clock), queue text, limit int,
+--   aging_us bigint (> 0), deadline (interval, NULL = no deadline).
+-- Transition: row 3 (claim_picked.sqlpart), after row 2 for due scheduled/retryable jobs.
+-- Index: jobs_claim_idx (queue, priority, run_at, id), once per priority 1-4 (the range the
+--   jobs_priority_range constraint allows): within one priority the oldest job is also the most
+--   aged, so the first `limit` of each priority hold the first `limit` overall, and the
+--   candidates are at most 4 × limit rows, whatever the backlog. SKIP LOCKED as in claim.sql.
+WITH t AS (
+    SELECT coalesce(%(now)s::timestamptz, now()) AS now
+), candidates AS (
+    SELECT c.id, c.priority, c.run_at
+    FROM t
+    CROSS JOIN generate_series(1, 4) AS p(priority)
+    CROSS JOIN LATERAL (
+        SELECT j.id, j.priority, j.run_at
+        FROM awa.jobs AS j
+        WHERE j.queue = %(queue)s
+          AND j.priority = p.priority
+          AND j.state IN ('available', 'scheduled', 'retryable')
+          AND j.run_at <= t.now
+        ORDER BY j.run_at, j.id
+        LIMIT %(limit)s
+    ) AS c
+    WHERE NOT EXISTS (SELECT 1 FROM awa.queues AS q WHERE q.queue = %(queue)s AND q.paused)
+), picked AS (
+    SELECT j.id
+    FROM awa.jobs AS j
+    JOIN candidates AS c ON c.id = j.id
+    CROSS JOIN t
+    ORDER BY greatest(1, c.priority - (extract(epoch FROM t.now - c.run_at) * 1000000)::bigint
+                                      / %(aging_us)s::bigint),
+             c.run_at, c.id
+    LIMIT %(limit)s
+    FOR UPDATE OF j SKIP LOCKED
+)
+{part:claim_picked}

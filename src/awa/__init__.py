@@ -31,6 +31,7 @@ from awa.domain import Job as JobRecord
 from awa.runtime.attempts import AttemptEnded
 from awa.runtime.config import QueueConfig, RuntimeConfig
 from awa.runtime.context import Job, SyncJob
+from awa.runtime.kinds import JobKind, job_kind
 
 __all__ = [
     "AsyncClient",
@@ -46,6 +47,7 @@ __all__ = [
     "IllegalTransition",
     "InsertSpec",
     "Job",
+    "JobKind",
     "JobNotFound",
     "JobRecord",
     "JobState",
@@ -64,4 +66,5 @@ __all__ = [
     "UnknownJobKind",
     "ValidationError",
     "WaitForCallback",
+    "job_kind",
 ]

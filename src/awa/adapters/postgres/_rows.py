@@ -7,6 +7,7 @@ serves them all. JSON travels as text and is cast to ``jsonb`` in SQL.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any, overload
@@ -23,7 +24,9 @@ __all__ = [
     "fast_json_loads",
     "insert_params",
     "interval",
+    "job_from_json",
     "job_from_row",
+    "portable_insert_params",
     "restore_params",
     "utc",
     "write_params",
@@ -54,6 +57,10 @@ JOB_COLUMNS = (
     "callback_result",
 )
 _WIDTH = len(JOB_COLUMNS)
+_TIMESTAMP_COLUMNS = frozenset(column for column in JOB_COLUMNS if column.endswith("_at"))
+# PostgreSQL's JSON timestamps drop trailing zeros of the fraction ("12:00:00.5+00:00");
+# Python 3.10's fromisoformat reads only 3 or 6 digits
+_FRACTION = re.compile(r"\.(\d{1,6})(?=[+-]|Z|$)")
 _JOB_COLUMN_NAMES = tuple(column.encode() for column in JOB_COLUMNS)
 _STATES = {state.value: state for state in JobState}
 _UTC = timezone.utc
@@ -244,6 +251,24 @@ async def checked_rows_async(cur: Any, offset: int = 0) -> list[Any]:
     return rows
 
 
+def _timestamp(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    return datetime.fromisoformat(_FRACTION.sub(lambda m: "." + m[1].ljust(6, "0"), text))
+
+
+def job_from_json(text: str) -> Job:
+    """The job in one row of ``insert_jobs_portable.sql``: the job's columns as JSON text,
+    read here rather than by the caller's driver, whose loaders may be anyone's."""
+    data = json.loads(text)
+    return job_from_row(
+        [
+            _timestamp(data[column]) if column in _TIMESTAMP_COLUMNS else data[column]
+            for column in JOB_COLUMNS
+        ]
+    )
+
+
 def dlq_entry_from_row(row: Sequence[Any]) -> DlqEntry:
     """A ``list_dlq.sql`` row: the job columns, then ``dlq_reason`` and ``dlq_at``."""
     return DlqEntry(
@@ -265,6 +290,28 @@ def insert_params(jobs: Sequence[NewJob], now: datetime | None) -> dict[str, Any
         "run_at": [j.run_at for j in jobs],
         "tags": [dump_json(list(j.tags)) for j in jobs],
         "metadata": [dump_json(j.metadata) for j in jobs],
+    }
+
+
+def portable_insert_params(jobs: Sequence[NewJob], now: datetime | None) -> dict[str, Any]:
+    """Parameters of ``insert_jobs_portable.sql``: text only, whatever the driver."""
+    return {
+        "jobs": dump_json(
+            [
+                {
+                    "kind": j.kind,
+                    "queue": j.queue,
+                    "args": j.args,
+                    "priority": j.priority,
+                    "max_attempts": j.max_attempts,
+                    "run_at": j.run_at.isoformat() if j.run_at is not None else None,
+                    "tags": list(j.tags),
+                    "metadata": j.metadata,
+                }
+                for j in jobs
+            ]
+        ),
+        "now": now.isoformat() if now is not None else None,
     }
 
 

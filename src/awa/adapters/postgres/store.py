@@ -31,7 +31,7 @@ from psycopg_pool import ConnectionPool
 
 from awa.adapters._core import StoreCore
 from awa.adapters._fencing import Locked, Writes, available_queues, stale_results
-from awa.adapters.postgres import migrations
+from awa.adapters.postgres import caller_connections, migrations
 from awa.adapters.postgres._errors import translate_errors
 from awa.adapters.postgres._rows import (
     checked_rows,
@@ -56,10 +56,10 @@ from awa.adapters.postgres.connections import (
     connector,
     session_options,
 )
-from awa.adapters.postgres.enqueue import insert_jobs, insert_jobs_async, insert_on
+from awa.adapters.postgres.enqueue import insert_on
 from awa.adapters.postgres.listen import Subscriptions, pool_connector
 from awa.adapters.postgres.loop_inserts import LoopInserts
-from awa.domain import Complete, DlqEntry, Job, JobState, Lease, NewJob, ValidationError
+from awa.domain import Complete, DlqEntry, Job, JobState, Lease, NewJob
 from awa.ports import Applied, Clock, Event, Finish, QueueStats, WriteResult
 from awa.ports.checks import check_listener, check_new_jobs
 
@@ -234,22 +234,15 @@ class PostgresStore(StoreCore):
         await self._loop_inserts.close()
 
     def insert_on(self, conn: Any, jobs: Sequence[NewJob]) -> list[Job]:
-        """Insert inside the caller's open transaction on their psycopg ``Connection``
-        (``awa.ports.InsertsOnConnection``): commit makes the jobs visible and wakes workers,
-        rollback makes them vanish."""
-        if not isinstance(conn, psycopg.Connection):
-            raise ValidationError(
-                f"conn must be a psycopg Connection or AsyncConnection, got {type(conn).__name__}"
-            )
-        return insert_jobs(conn, jobs, clock=self.clock)
+        """Insert inside the caller's open transaction on a connection of theirs: psycopg,
+        SQLAlchemy, Django (``caller_connections``) (``awa.ports.InsertsOnConnection``):
+        commit makes the jobs visible and wakes workers, rollback makes them vanish."""
+        return caller_connections.insert_on(conn, jobs, now=self._now())
 
     async def insert_on_async(self, conn: Any, jobs: Sequence[NewJob]) -> list[Job]:
-        """``insert_on`` for a psycopg ``AsyncConnection``."""
-        if not isinstance(conn, psycopg.AsyncConnection):
-            raise ValidationError(
-                f"conn must be a psycopg Connection or AsyncConnection, got {type(conn).__name__}"
-            )
-        return await insert_jobs_async(conn, jobs, clock=self.clock)
+        """``insert_on`` from an event loop: asyncio connections (psycopg, SQLAlchemy,
+        asyncpg) are awaited, sync ones used on the caller's thread."""
+        return await caller_connections.insert_on_async(conn, jobs, now=self._now())
 
     # -- workers: the hot paths ------------------------------------------------------------------
     def _claim(self, queue: str, limit: int, deadline_duration_s: float) -> list[Job]:

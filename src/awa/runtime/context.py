@@ -163,7 +163,13 @@ class _JobView(Generic[T]):
         if isinstance(result, Stale):
             self._attempt.end(cancelled=result.reason is StaleReason.CANCELLED)
             raise AttemptEnded(f"attempt {self.lease} no longer owns job {self.id}")
-        self._attempt.record = result.job
+        written = result.job  # a heartbeat writes these three fields and no others
+        self._attempt.record = attrs.evolve(
+            self._record,
+            heartbeat_at=written.heartbeat_at,
+            progress=written.progress,
+            metadata=written.metadata,
+        )
 
     # -- callbacks, shared by both flavours -------------------------------------------------
     def _registered(self, result: Applied | Stale) -> CallbackToken:

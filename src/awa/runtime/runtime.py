@@ -224,6 +224,12 @@ class Runtime:
                     self.observers.attempt_ended(ended)
         return released
 
+    async def detach(self) -> None:
+        """Undo ``attach`` once nothing runs any more: stop listening and release the threads,
+        keeping the maintenance leadership as it is (``awa.testing.TestClient`` between its
+        steps)."""
+        await self._close(resign=False)
+
     async def abandon(self) -> None:
         """Stop at once and write nothing, as if the process were killed (for tests)."""
         for attempt in self.table.attempts():

@@ -198,6 +198,10 @@ class _Operations:
         checked = check_state(state) if state is not None else None
         return self.store.list_jobs(state=checked, kind=kind, queue=queue, limit=limit)
 
+    def count_jobs(self, state: JobState | str | None, kind: str | None, queue: str | None) -> int:
+        checked = check_state(state) if state is not None else None
+        return self.store.count_jobs(state=checked, kind=kind, queue=queue)
+
     def resolve(self, callback_id: str, resolution: Resolution) -> JobRecord:
         return self.store.resolve_callback(callback_id, resolution)
 
@@ -361,6 +365,16 @@ class AsyncClient:
         limit: int = 100,
     ) -> list[JobRecord]:
         return await self._call(self._ops.list_jobs, state, kind, queue, limit)
+
+    async def count_jobs(
+        self,
+        *,
+        state: JobState | str | None = None,
+        kind: str | None = None,
+        queue: str | None = None,
+    ) -> int:
+        """How many jobs ``list_jobs`` would list with these filters and no limit."""
+        return await self._call(self._ops.count_jobs, state, kind, queue)
 
     async def cancel(self, job_id: int) -> JobRecord:
         return await self._call(self.store.cancel, job_id)
@@ -529,6 +543,15 @@ class Client:
         limit: int = 100,
     ) -> list[JobRecord]:
         return self._ops.list_jobs(state, kind, queue, limit)
+
+    def count_jobs(
+        self,
+        *,
+        state: JobState | str | None = None,
+        kind: str | None = None,
+        queue: str | None = None,
+    ) -> int:
+        return self._ops.count_jobs(state, kind, queue)
 
     def cancel(self, job_id: int) -> JobRecord:
         return self.store.cancel(job_id)

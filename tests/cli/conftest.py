@@ -90,7 +90,7 @@ def cli_database(create_database: Callable[[], str]) -> str:
 def db_url(cli_database: str) -> str:
     """The migrated database with empty tables (ids start at 1 again)."""
     with psycopg.connect(cli_database, autocommit=True) as conn:
-        conn.execute("TRUNCATE awa.jobs, awa.dlq, awa.queues RESTART IDENTITY")
+        conn.execute("TRUNCATE awa.jobs, awa.dlq, awa.queues, awa.workers RESTART IDENTITY")
     return cli_database
 
 

@@ -152,6 +152,9 @@ class StoreCore(abc.ABC):
     ) -> list[Job]: ...
 
     @abc.abstractmethod
+    def _count_jobs(self, state: JobState | None, kind: str | None, queue: str | None) -> int: ...
+
+    @abc.abstractmethod
     def _set_queue_paused(self, queue: str, paused: bool) -> None:
         """Resuming also wakes the queue's workers."""
 
@@ -340,6 +343,16 @@ class StoreCore(abc.ABC):
     ) -> list[Job]:
         checked = check_list_filter(state, kind, queue, limit)
         return self._list_jobs(checked, kind, queue, limit)
+
+    def count_jobs(
+        self,
+        *,
+        state: JobState | None = None,
+        kind: str | None = None,
+        queue: str | None = None,
+    ) -> int:
+        checked = check_list_filter(state, kind, queue, 1)
+        return self._count_jobs(checked, kind, queue)
 
     def cancel(self, job_id: int) -> Job:
         check_job_id(job_id)

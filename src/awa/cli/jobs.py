@@ -70,15 +70,18 @@ def add_parser(commands: Commands) -> None:
 
 
 def job_list(args: argparse.Namespace, session: Session) -> None:
+    filters = {"state": args.state, "kind": args.kind, "queue": args.queue}
     with session.client(args) as client:
-        jobs = client.list_jobs(
-            state=args.state, kind=args.kind, queue=args.queue, limit=args.limit
-        )
+        jobs = client.list_jobs(**filters, limit=args.limit)
+        # a full page may hide more: count them (a short one is every match)
+        total = client.count_jobs(**filters) if len(jobs) == args.limit else len(jobs)
     if args.json:
-        out.print_json({"jobs": [out.job_data(j) for j in jobs]}, session.stdout)
+        out.print_json({"jobs": [out.job_data(j) for j in jobs], "total": total}, session.stdout)
         return
     out.print_table(None, out.JOB_COLUMNS, out.job_rows(jobs), session.stdout)
-    out.print_line(f"{len(jobs)} job(s)", session.stdout)
+    more = total - len(jobs)
+    hint = f"; {more} more match (oldest first: raise --limit or filter)" if more > 0 else ""
+    out.print_line(f"{len(jobs)} job(s){hint}", session.stdout)
 
 
 def _dlq_entry_of(client: Client, job: Job) -> DlqEntry | None:

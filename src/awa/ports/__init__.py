@@ -1,6 +1,13 @@
 """Ports: what the runtime needs from a store and a clock, as ``typing.Protocol``."""
 
-from awa.ports.capabilities import AsyncInserts, Closes, InsertsOnConnection, Listens, Migrates
+from awa.ports.capabilities import (
+    AsyncInserts,
+    Closes,
+    InsertsOnConnection,
+    Listens,
+    Migrates,
+    TracksWorkers,
+)
 from awa.ports.clock import Clock, SystemClock
 from awa.ports.results import (
     Applied,
@@ -14,6 +21,7 @@ from awa.ports.results import (
     Rescued,
     Stale,
     StaleReason,
+    UnhandledKind,
     WriteResult,
 )
 from awa.ports.store import (
@@ -46,5 +54,7 @@ __all__ = [
     "Stale",
     "StaleReason",
     "SystemClock",
+    "TracksWorkers",
+    "UnhandledKind",
     "WriteResult",
 ]

@@ -23,6 +23,7 @@ __all__ = [
     "Rescued",
     "Stale",
     "StaleReason",
+    "UnhandledKind",
     "WriteResult",
 ]
 
@@ -77,6 +78,18 @@ class QueueStats:
     paused: bool
     dlq_enabled: bool
     oldest_available_at: datetime | None
+
+
+@attrs.frozen
+class UnhandledKind:
+    """Jobs of ``kind`` runnable now on ``queue`` that no live worker there handles: a
+    producer inserted them where no worker registered that kind (or every such worker is
+    gone). ``oldest_run_at``: how long the first of them has been waiting."""
+
+    queue: str
+    kind: str
+    runnable: int
+    oldest_run_at: datetime
 
 
 @attrs.frozen

@@ -137,6 +137,16 @@ class ClaimStore(Protocol):
         """Jobs outside the dead-letter queue, oldest id first."""
         ...
 
+    def count_jobs(
+        self,
+        *,
+        state: JobState | None = None,
+        kind: str | None = None,
+        queue: str | None = None,
+    ) -> int:
+        """How many jobs ``list_jobs`` would list with these filters and no limit."""
+        ...
+
     def cancel(self, job_id: int) -> Job:
         """Row 17; a terminal job raises ``IllegalTransition`` (not cancellable)."""
         ...

@@ -33,6 +33,7 @@ from awa.ports import (
     JobsAvailable,
     Listens,
     SystemClock,
+    TracksWorkers,
 )
 from awa.runtime.attempt_table import AttemptTable
 from awa.runtime.attempts import Attempt
@@ -42,6 +43,7 @@ from awa.runtime.dispatch import Dispatch, ended_without_write
 from awa.runtime.heartbeats import HeartbeatService, LoopWatch, OffLoopHeartbeats
 from awa.runtime.logs import AttemptLog
 from awa.runtime.observe import Ending, Observer, Observers
+from awa.runtime.presence import PresenceService
 from awa.runtime.registry import TaskRegistry
 from awa.runtime.scheduler import Scheduler, Service
 from awa.runtime.services import (
@@ -146,6 +148,17 @@ class Runtime:
         ]
         if config.run_maintenance:
             services.append(self._maintenance)
+        self._presence: PresenceService | None = None
+        if isinstance(store, TracksWorkers):
+            self._presence = PresenceService(
+                store,
+                self.store_call,
+                owner=self.owner,
+                queues=self.queues,
+                tasks=registry.all(),
+                interval_s=config.maintenance_interval_s,
+            )
+            services.append(self._presence)
         self.scheduler = Scheduler(clock, services)
         self._off_loop_heartbeats: OffLoopHeartbeats | None = None
         self._loop_watch: LoopWatch | None = None
@@ -248,6 +261,8 @@ class Runtime:
             self._unsubscribe()
         if resign and self.config.run_maintenance:
             await self.store_call(self._maintenance.resign)
+        if resign and self._presence is not None:
+            await self._presence.forget()
         self.store_call.shutdown()
         self.dispatch.shutdown()
 

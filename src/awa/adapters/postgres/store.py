@@ -31,6 +31,7 @@ from psycopg_pool import ConnectionPool
 
 from awa.adapters._core import StoreCore
 from awa.adapters._fencing import Locked, Writes, available_queues, stale_results
+from awa.adapters._presence import WorkerPresence
 from awa.adapters.postgres import caller_connections, migrations
 from awa.adapters.postgres._errors import translate_errors
 from awa.adapters.postgres._rows import (
@@ -60,7 +61,7 @@ from awa.adapters.postgres.enqueue import insert_on
 from awa.adapters.postgres.listen import Subscriptions, pool_connector
 from awa.adapters.postgres.loop_inserts import LoopInserts
 from awa.domain import Complete, DlqEntry, Job, JobState, Lease, NewJob
-from awa.ports import Applied, Clock, Event, Finish, QueueStats, WriteResult
+from awa.ports import Applied, Clock, Event, Finish, QueueStats, UnhandledKind, WriteResult
 from awa.ports.checks import check_listener, check_new_jobs
 
 __all__ = ["PostgresStore"]
@@ -92,7 +93,7 @@ def _all_distinct_completions(finishes: Sequence[Finish]) -> bool:
     ) == len(finishes)
 
 
-class PostgresStore(StoreCore):
+class PostgresStore(StoreCore, WorkerPresence):
     """``ClaimStore`` on PostgreSQL.
 
     ``database`` is a connection string (the store then owns a pool of autocommit connections
@@ -320,6 +321,29 @@ class PostgresStore(StoreCore):
         with self._statement("releasing the maintenance leadership") as cur:
             cur.execute(SQL["release_lead"], {"name": MAINTENANCE_LEADERSHIP, "owner": owner})
 
+    def _record_worker(self, owner: str, kinds: dict[str, tuple[str, ...]], ttl_s: float) -> None:
+        params = {
+            "now": self._now(),
+            "owner": owner,
+            "queues": list(kinds),
+            "kinds": [dump_json(list(names)) for names in kinds.values()],
+            "ttl": timedelta(seconds=ttl_s),
+        }
+        with self._statement("recording a worker") as cur:
+            cur.execute(SQL["record_worker"], params)
+
+    def _forget_worker(self, owner: str) -> None:
+        with self._statement("forgetting a worker") as cur:
+            cur.execute(SQL["forget_worker"], {"owner": owner})
+
+    def _unhandled_kinds(self) -> list[UnhandledKind]:
+        with self._statement("reading kinds no worker handles") as cur:
+            rows = cur.execute(SQL["unhandled_kinds"], {"now": self._now()}).fetchall()
+        return [
+            UnhandledKind(queue, kind, runnable, utc(oldest))
+            for queue, kind, runnable, oldest in rows
+        ]
+
     def leader(self) -> str | None:
         """Who leads maintenance right now (for tests and diagnostics)."""
         with self._statement("reading the maintenance leader") as cur:
@@ -354,6 +378,12 @@ class PostgresStore(StoreCore):
         with self._statement("listing jobs") as cur:
             cur.execute(SQL["list_jobs"], params)
             return [job_from_row(row) for row in checked_rows(cur)]
+
+    def _count_jobs(self, state: JobState | None, kind: str | None, queue: str | None) -> int:
+        params = {"state": state.value if state is not None else None, "kind": kind, "queue": queue}
+        with self._statement("counting jobs") as cur:
+            row = cur.execute(SQL["count_jobs"], params).fetchone()
+        return int(row[0]) if row is not None else 0
 
     def _set_queue_paused(self, queue: str, paused: bool) -> None:
         with self._transaction("resuming a queue" if not paused else "pausing a queue") as tx:

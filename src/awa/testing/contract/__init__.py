@@ -26,6 +26,7 @@ mixin                      module                area
 ``OperatorContract``       ``operators``         cancel, retry, get, list, queue stats
 ``DlqContract``            ``dlq``               the dead-letter queue
 ``HintContract``           ``hints``             subscribe and its wake-up hints
+``PresenceContract``       ``presence``          which kinds live workers handle, per queue
 ``MaintenanceContract``    ``maintenance``       promote, retention, leadership
 ``RefusalContract``        ``refusals``          one table of refused inputs, every verb
 =========================  ====================  ============================================
@@ -42,6 +43,7 @@ from awa.testing.contract.insert_claim import InsertClaimContract
 from awa.testing.contract.maintenance import MaintenanceContract
 from awa.testing.contract.operators import OperatorContract
 from awa.testing.contract.outcomes import OutcomeContract
+from awa.testing.contract.presence import PresenceContract
 from awa.testing.contract.refusals import REFUSALS, Given, Refusal, RefusalContract
 from awa.testing.contract.rescue import RescueContract
 from awa.testing.contract.table import TableContract
@@ -58,6 +60,7 @@ __all__ = [
     "MaintenanceContract",
     "OperatorContract",
     "OutcomeContract",
+    "PresenceContract",
     "Refusal",
     "RefusalContract",
     "RescueContract",
@@ -76,6 +79,7 @@ class ClaimStoreContract(
     OperatorContract,
     DlqContract,
     HintContract,
+    PresenceContract,
     MaintenanceContract,
     RefusalContract,
 ):

@@ -25,7 +25,7 @@ import pytest
 
 from awa.adapters.memory import ManualClock
 from awa.domain import Complete, CompleteCallback, Fail, Lease, NewJob, ValidationError
-from awa.ports import BATCH_SIZE_MAX, ClaimStore, Finish, Heartbeat, Listens
+from awa.ports import BATCH_SIZE_MAX, ClaimStore, Finish, Heartbeat, Listens, TracksWorkers
 from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _park
 
 __all__ = ["REFUSALS", "Given", "Refusal", "RefusalContract"]
@@ -97,6 +97,7 @@ DEADLINE = "deadline_duration"
 TIMEOUT = "callback timeout"
 CALLBACK_ID = "callback id"
 STALENESS = "staleness"
+TW = TracksWorkers
 OLDER = "older_than"
 LEADER = "leader"
 TTL = "ttl"
@@ -192,6 +193,14 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("try_lead", "ttl of 1e12 s", TTL, "w", ttl_s=1e12),
     _row("release_lead", "empty owner", LEADER, ""),
     _row("release_lead", "owner None", LEADER, None),
+    # -- worker presence ---------------------------------------------------------------------
+    _row("record_worker", "empty owner", LEADER, "", {"q": ["k"]}, ttl_s=15, capability=TW),
+    _row("record_worker", "kinds a list", "mapping", "w", ["k"], ttl_s=15, capability=TW),
+    _row("record_worker", "kinds a string", LIST, "w", {"q": "k"}, ttl_s=15, capability=TW),
+    _row("record_worker", "bad queue", QUEUE, "w", {"NO": ["k"]}, ttl_s=15, capability=TW),
+    _row("record_worker", "bad kind", KIND, "w", {"q": ["1 k"]}, ttl_s=15, capability=TW),
+    _row("record_worker", "ttl 0", TTL, "w", {"q": ["k"]}, ttl_s=0, capability=TW),
+    _row("forget_worker", "owner None", LEADER, None, capability=TW),
     # -- subscribe ---------------------------------------------------------------------------
     _row("subscribe", "listener not callable", "callable", None, capability=Listens),
     # -- operators ---------------------------------------------------------------------------
@@ -203,6 +212,9 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("list_jobs", "kind with a space", KIND, kind="1bad kind"),
     _row("list_jobs", "queue with spaces", QUEUE, queue="NOT VALID"),
     _row("list_jobs", "limit 0", LIMIT, limit=0),
+    _row("count_jobs", "unknown state", "unknown job state", state="bogus"),
+    _row("count_jobs", "kind with a space", KIND, kind="1bad kind"),
+    _row("count_jobs", "queue with spaces", QUEUE, queue="NOT VALID"),
     _row("pause_queue", "empty queue", QUEUE, ""),
     _row("pause_queue", "upper-case queue", QUEUE, "UPPER"),
     _row("resume_queue", "empty queue", QUEUE, ""),
@@ -252,6 +264,8 @@ def _populate(store: ClaimStore, clock: ManualClock) -> dict[Given, object]:
     _finish(store, _claim_one(store, "dead").lease, Fail("x", terminal=True))
     store.pause_queue("paused")
     assert store.try_lead(_LEADER, ttl_s=3600)
+    if isinstance(store, TracksWorkers):
+        store.record_worker(_LEADER, {"default": ["waiting"]}, ttl_s=3600)
     clock.advance(5)  # now a write that slips through changes a timestamp, and "due" is due
     return {
         Given.LIVE_LEASE: running.lease,
@@ -268,6 +282,7 @@ def _snapshot(store: ClaimStore) -> tuple[object, ...]:
         store.list_dlq(limit=BATCH_SIZE_MAX),
         sorted(store.queue_stats(), key=lambda stats: stats.queue),
         store.try_lead(_PROBE, ttl_s=3600),
+        store.unhandled_kinds() if isinstance(store, TracksWorkers) else None,
     )
 
 

@@ -263,6 +263,9 @@ class RecordingStore:
     def list_jobs(self, **filters: Any) -> list[Job]:
         return self.store.list_jobs(**filters)
 
+    def count_jobs(self, **filters: Any) -> int:
+        return self.store.count_jobs(**filters)
+
     def cancel(self, job_id: int) -> Job:
         job = self.store.cancel(job_id)
         self._observe(job)

@@ -3,6 +3,8 @@ in any project that installs awa), in a test suite of a user's own."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 pytest_plugins = ["pytester"]
@@ -59,3 +61,11 @@ def test_the_fixtures_run_the_same_tests_on_postgresql_given_a_url(
     pytester.makepyfile(test_user=USER_TESTS)
     result = pytester.runpytest_subprocess("--awa-url", pg_clean_url)
     result.assert_outcomes(passed=2)
+
+
+def test_the_fixture_example_in_the_testing_docs_passes(pytester: pytest.Pytester) -> None:
+    page = (Path(__file__).parents[2] / "docs" / "testing.md").read_text()
+    section = page.split("### pytest fixtures", 1)[1]
+    example = section.split("```python\n", 1)[1].split("```", 1)[0]
+    pytester.makepyfile(test_from_docs=example)
+    pytester.runpytest_subprocess().assert_outcomes(passed=1)

@@ -278,7 +278,7 @@ class Runtime:
 
     def service(self, name: str) -> Service:
         """A service by name: ``claim:<queue>``, ``complete``, ``heartbeat``, ``deadlines``,
-        ``maintenance``."""
+        ``maintenance``, ``presence`` (on a store that tracks workers)."""
         return self.scheduler.service(name)
 
     def wake(self, name: str) -> None:

@@ -37,6 +37,7 @@ from awa.domain import Job as JobRecord
 from awa.runtime.attempts import AttemptEnded
 from awa.runtime.config import QueueConfig, RuntimeConfig
 from awa.runtime.context import Job, SyncJob
+from awa.runtime.kinds import JobKind, job_kind
 
 __all__ = [
     "DEFAULT_UNIQUE_STATES",
@@ -53,6 +54,7 @@ __all__ = [
     "IllegalTransition",
     "InsertSpec",
     "Job",
+    "JobKind",
     "JobNotFound",
     "JobRecord",
     "JobState",
@@ -76,4 +78,5 @@ __all__ = [
     "UnknownJobKind",
     "ValidationError",
     "WaitForCallback",
+    "job_kind",
 ]

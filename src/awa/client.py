@@ -60,6 +60,7 @@ from awa.ports import (
 )
 from awa.runtime.config import QueueConfig, RuntimeConfig
 from awa.runtime.health import Health, check_health
+from awa.runtime.kinds import JobKind, declared_kind
 from awa.runtime.observe import Observer
 from awa.runtime.registry import TaskRegistry
 from awa.runtime.runtime import Runtime
@@ -77,17 +78,23 @@ QueueSpec = tuple[str, int] | QueueConfig
 
 @attrs.frozen(kw_only=True)
 class InsertSpec:
-    """One job for ``insert_many``: args plus any insert option."""
+    """One job for ``insert_many``: args plus any insert option. An option left ``None`` comes
+    from the kind's ``@awa.job_kind`` declaration, else from its registered task, else the
+    default (queue ``default``, priority 2, 25 attempts)."""
 
     args: Any
     kind: str | None = None
     queue: str | None = None
-    priority: int = DEFAULT_PRIORITY
-    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    priority: int | None = None
+    max_attempts: int | None = None
     run_at: datetime | None = None
     tags: Sequence[str] = ()
     metadata: Mapping[str, Any] | None = None
     unique: Unique | None = None
+
+
+def _first(*options: int | None) -> int:
+    return next(option for option in options if option is not None)
 
 
 def _open_store(url: str | None, store: ClaimStore | None) -> ClaimStore:
@@ -131,25 +138,34 @@ class _Operations:
 
     # -- producers ----------------------------------------------------------------------------
     def new_job(self, spec: InsertSpec) -> NewJob:
-        task = self.registry.for_args(spec.args)
+        args = spec.args
+        declared = None if isinstance(args, Mapping) else declared_kind(type(args))
+        task = self.registry.for_args(args)
+        if task is None and spec.kind is not None:
+            task = self.registry.for_kind(spec.kind)
         if spec.kind is not None:
             kind = spec.kind
         elif task is not None:
             kind = task.kind
-        elif isinstance(spec.args, Mapping):
+        elif declared is not None and declared.kind is not None:
+            kind = declared.kind
+        elif isinstance(args, Mapping):
             raise ValidationError("a dict of args needs kind=...")
         else:
-            kind = default_kind(type(spec.args))
+            kind = default_kind(type(args))
+        # an explicit option is checked as given ("" included); a task agrees with the
+        # declaration (TaskRegistry.add), so their order below only matters without one
+        declared = declared or JobKind()
         if spec.queue is not None:
-            queue = spec.queue  # an explicit queue is checked as given, "" included
+            queue = spec.queue
         else:
-            queue = task.queue if task is not None else "default"
+            queue = declared.queue or (task.queue if task is not None else "default")
         job = NewJob(
             kind=kind,
-            args=dump_args(spec.args),
+            args=dump_args(args),
             queue=queue,
-            priority=spec.priority,
-            max_attempts=spec.max_attempts,
+            priority=_first(spec.priority, declared.priority, DEFAULT_PRIORITY),
+            max_attempts=_first(spec.max_attempts, declared.max_attempts, DEFAULT_MAX_ATTEMPTS),
             run_at=spec.run_at,
             tags=spec.tags,  # NewJob refuses a string, which tuple() would split into letters
             metadata=with_trace_context(spec.metadata if spec.metadata is not None else {}),
@@ -224,6 +240,10 @@ class _Operations:
             state=checked, kind=kind, queue=queue, limit=limit, before_id=before_id
         )
 
+    def count_jobs(self, state: JobState | str | None, kind: str | None, queue: str | None) -> int:
+        checked = check_state(state) if state is not None else None
+        return self.store.count_jobs(state=checked, kind=kind, queue=queue)
+
     def resolve(self, callback_id: str, resolution: Resolution) -> JobRecord:
         return self.store.resolve_callback(callback_id, resolution)
 
@@ -262,9 +282,11 @@ class AsyncClient:
         await self._call(self._ops.migrate)
 
     def task(
-        self, args_type: type[Any], *, queue: str = "default", kind: str | None = None
+        self, args_type: type[Any], *, queue: str | None = None, kind: str | None = None
     ) -> Callable[[F], F]:
-        """Register the decorated function as the handler of ``args_type`` jobs."""
+        """Register the decorated function as the handler of ``args_type`` jobs; queue and
+        kind default to the ``@awa.job_kind`` declaration, else ``default`` and the kind
+        named after the class (``SendEmail`` -> ``send_email``)."""
 
         def register(handler: F) -> F:
             self.registry.add(args_type, handler, queue=queue, kind=kind)
@@ -315,8 +337,8 @@ class AsyncClient:
         *,
         kind: str | None = None,
         queue: str | None = None,
-        priority: int = DEFAULT_PRIORITY,
-        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        priority: int | None = None,
+        max_attempts: int | None = None,
         run_at: datetime | None = None,
         tags: Sequence[str] = (),
         metadata: Mapping[str, Any] | None = None,
@@ -324,10 +346,12 @@ class AsyncClient:
         on_conflict: OnConflict = "raise",
         conn: Any = None,
     ) -> JobRecord:
-        """Insert one job. With ``conn`` (a psycopg ``AsyncConnection`` or ``Connection``)
-        the insert joins that connection's open transaction. With ``unique``, a job that holds
-        the same key makes it raise ``awa.UniqueConflict``, or with ``on_conflict="skip"``
-        the holder is returned and nothing is written (``docs/unique-jobs.md``)."""
+        """Insert one job. With ``conn`` (a psycopg, SQLAlchemy, Django or asyncpg connection
+        or session of yours) the insert joins that connection's open transaction: your commit
+        makes the job visible and wakes a worker, your rollback makes it vanish. With
+        ``unique``, a job that holds the same key makes it raise ``awa.UniqueConflict``, or
+        with ``on_conflict="skip"`` the holder is returned and nothing is written
+        (``docs/unique-jobs.md``)."""
         spec = InsertSpec(
             args=args,
             kind=kind,
@@ -350,11 +374,9 @@ class AsyncClient:
         on_conflict: OnConflict = "raise",
     ) -> list[JobRecord]:
         jobs = self._ops.new_jobs(items)
-        if conn is not None and hasattr(conn, "__aenter__"):  # an async connection
+        if conn is not None:  # awaited if it is an asyncio connection, else on this thread
             on_conn = self._ops.on_connection()
             return await on_conn.insert_on_async(conn, jobs, on_conflict=on_conflict)
-        if conn is not None:  # the caller's connection, on its thread
-            return self._ops.insert(jobs, conn, on_conflict)
         if isinstance(self.store, AsyncInserts):  # PostgreSQL: no hop to a thread
             return await self.store.insert_async(jobs, on_conflict=on_conflict)
         return await self._call(self._ops.insert, jobs, None, on_conflict)
@@ -463,6 +485,16 @@ class AsyncClient:
     ) -> list[JobRecord]:
         """Newest first; pass the last id of a page as ``before_id`` for the next one."""
         return await self._call(self._ops.list_jobs, state, kind, queue, limit, before_id)
+
+    async def count_jobs(
+        self,
+        *,
+        state: JobState | str | None = None,
+        kind: str | None = None,
+        queue: str | None = None,
+    ) -> int:
+        """How many jobs ``list_jobs`` would list with these filters and no limit."""
+        return await self._call(self._ops.count_jobs, state, kind, queue)
 
     async def cancel(self, job_id: int) -> JobRecord:
         return await self._call(self.store.cancel, job_id)
@@ -617,7 +649,7 @@ class Client:
         self._ops.migrate()
 
     def task(
-        self, args_type: type[Any], *, queue: str = "default", kind: str | None = None
+        self, args_type: type[Any], *, queue: str | None = None, kind: str | None = None
     ) -> Callable[[F], F]:
         return self._async.task(args_type, queue=queue, kind=kind)
 
@@ -659,8 +691,8 @@ class Client:
         *,
         kind: str | None = None,
         queue: str | None = None,
-        priority: int = DEFAULT_PRIORITY,
-        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        priority: int | None = None,
+        max_attempts: int | None = None,
         run_at: datetime | None = None,
         tags: Sequence[str] = (),
         metadata: Mapping[str, Any] | None = None,
@@ -668,8 +700,9 @@ class Client:
         on_conflict: OnConflict = "raise",
         conn: Any = None,
     ) -> JobRecord:
-        """Insert one job; with ``conn`` (a psycopg ``Connection``) inside its transaction;
-        ``unique`` and ``on_conflict`` as ``AsyncClient.insert``."""
+        """Insert one job; with ``conn`` (a psycopg, SQLAlchemy or Django connection or
+        session of yours) inside its open transaction; ``unique`` and ``on_conflict`` as
+        ``AsyncClient.insert``."""
         spec = InsertSpec(
             args=args,
             kind=kind,
@@ -758,6 +791,15 @@ class Client:
         before_id: int | None = None,
     ) -> list[JobRecord]:
         return self._ops.list_jobs(state, kind, queue, limit, before_id)
+
+    def count_jobs(
+        self,
+        *,
+        state: JobState | str | None = None,
+        kind: str | None = None,
+        queue: str | None = None,
+    ) -> int:
+        return self._ops.count_jobs(state, kind, queue)
 
     def cancel(self, job_id: int) -> JobRecord:
         return self.store.cancel(job_id)

@@ -90,7 +90,9 @@ def cli_database(create_database: Callable[[], str]) -> str:
 def db_url(cli_database: str) -> str:
     """The migrated database with empty tables (ids start at 1 again)."""
     with psycopg.connect(cli_database, autocommit=True) as conn:
-        conn.execute("TRUNCATE awa.jobs, awa.dlq, awa.queues, awa.schedules RESTART IDENTITY")
+        conn.execute(
+            "TRUNCATE awa.jobs, awa.dlq, awa.queues, awa.schedules, awa.workers RESTART IDENTITY"
+        )
     return cli_database
 
 

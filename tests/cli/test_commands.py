@@ -82,6 +82,26 @@ def test_job_list_filters_by_state_kind_queue_and_limit(awa: Awa, store: Postgre
     assert "3 job(s)" in human.stdout
 
 
+def test_job_list_says_how_many_more_jobs_match_than_it_shows(
+    awa: Awa, store: PostgresStore
+) -> None:
+    for _ in range(5):
+        insert(store, "send_email", queue="email")
+    insert(store, "resize", queue="media")
+    shown = awa("job", "list", "--limit", "2", "--queue", "email")
+    assert "2 of 5 job(s), newest first; next page: --before-id 4" in shown.stdout
+    page = awa("job", "list", "--limit", "2", "--queue", "email", "--before-id", "4").stdout
+    assert "2 of 5 job(s), newest first; next page: --before-id 2" in page
+    last = awa("job", "list", "--limit", "2", "--queue", "email", "--before-id", "2").stdout
+    assert "1 of 5 job(s)" in last
+    assert "next page" not in last
+    assert "next page" not in awa("job", "list", "--limit", "5", "--queue", "email").stdout
+    listed = awa("job", "list", "--json", "--limit", "4").json
+    assert (len(listed["jobs"]), listed["total"], listed["next_before_id"]) == (4, 6, 3)
+    whole = awa("job", "list", "--json", "--kind", "resize").json
+    assert (whole["total"], whole["next_before_id"]) == (1, None)
+
+
 def test_job_list_refuses_an_unknown_state_on_one_line(awa: Awa) -> None:
     awa("job", "list", "--state", "sleeping").assert_one_line_error("invalid choice", code=2)
 
@@ -284,6 +304,27 @@ def test_queue_config_refuses_nothing_to_set_and_bad_values_in_one_line(awa: Awa
         "invalid queue name", code=1
     )
     assert awa("queue", "stats", "--json").json == {"queues": []}
+
+
+def test_queue_stats_warns_of_kinds_waiting_where_no_live_worker_handles_them(
+    awa: Awa, store: PostgresStore
+) -> None:
+    insert(store, "charge_card")  # a producer that did not know the kind's queue
+    insert(store, "charge_card")
+    insert(store, "charge_card", queue="payments")
+    store.record_worker("worker-1", {"payments": ["charge_card"]}, ttl_s=60)
+    stats = {q["queue"]: q for q in awa("queue", "stats", "--json").json["queues"]}
+    [waiting] = stats["default"]["unhandled_kinds"]
+    assert (waiting["kind"], waiting["runnable"]) == ("charge_card", 2)
+    assert stats["payments"]["unhandled_kinds"] == []
+    human = awa("queue", "stats").stdout
+    assert "warning: 2 charge_card job(s) wait on queue default (oldest " in human
+    assert "no live worker there handles charge_card" in human
+    assert "payments (oldest" not in human
+    only = awa("queue", "stats", "--queue", "payments").stdout
+    assert "warning" not in only
+    store.record_worker("worker-2", {"default": ["charge_card"]}, ttl_s=60)
+    assert "warning" not in awa("queue", "stats").stdout
 
 
 # -- dlq --------------------------------------------------------------------------------------

@@ -260,3 +260,92 @@ def test_progress_and_metadata_are_flushed_with_heartbeats_and_the_outcome(
         await client.shutdown()
 
     run(story)
+
+
+def test_a_handler_sees_its_own_progress_and_metadata_and_flushes_them_now(
+    backend: Backend,
+) -> None:
+    async def story() -> None:
+        clock, client = _client(backend)
+        flushed = asyncio.Event()
+        release = asyncio.Event()
+        seen: list[object] = []
+
+        @client.task(Work)
+        async def handle(job: awa.Job[Work]) -> None:
+            job.set_progress(25, "quarter")
+            job.update_metadata({"rows": 250})
+            seen.append((job.progress, job.metadata))
+            job.set_progress(200)  # an overshooting counter is clamped, not an error
+            seen.append(job.progress)
+            job.set_progress(-3, "rewound")
+            seen.append(job.progress)
+            await job.flush_progress()  # written now: no heartbeat, no time passing
+            flushed.set()
+            await release.wait()
+
+        await client.start([("default", 1)], heartbeat_interval=30, heartbeat_staleness=90)
+        job = await client.insert(Work("x"), metadata={"source": "import"})
+        await asyncio.wait_for(flushed.wait(), 10)
+        assert seen == [
+            ({"percent": 25, "message": "quarter"}, {"source": "import", "rows": 250}),
+            {"percent": 100},
+            {"percent": 0, "message": "rewound"},
+        ]
+        stored = await client.get_job(job.id)
+        assert stored.state is S.RUNNING
+        assert stored.progress == {"percent": 0, "message": "rewound"}
+        assert stored.metadata == {"source": "import", "rows": 250}
+        assert stored.heartbeat_at == clock.now()
+        release.set()
+        await reaches(client, job.id, S.COMPLETED)
+        await client.shutdown()
+
+    run(story)
+
+
+def test_a_sync_handler_flushes_progress_and_a_cancelled_one_learns_it_ended(
+    backend: Backend,
+) -> None:
+    async def story() -> None:
+        _, client = _client(backend)
+        flushed, cancelled = threading.Event(), threading.Event()
+        outcomes: list[str] = []
+
+        @client.task(Work)
+        def handle(job: awa.SyncJob[Work]) -> None:
+            job.set_progress(50, "half")
+            job.flush_progress()
+            flushed.set()
+            cancelled.wait(10)
+            try:
+                job.flush_progress()
+            except awa.AttemptEnded:
+                outcomes.append("ended")
+                raise
+
+        await client.start([("default", 1)])
+        job = await client.insert(Work("x"))
+        await asyncio.to_thread(flushed.wait, 10)
+        assert (await client.get_job(job.id)).progress == {"percent": 50, "message": "half"}
+        await client.cancel(job.id)
+        cancelled.set()
+        await until(lambda: outcomes == ["ended"])
+        assert (await client.get_job(job.id)).state is S.CANCELLED
+        await client.shutdown()
+
+    run(story)
+
+
+def test_a_progress_percent_that_is_not_a_number_is_refused() -> None:
+    from awa.runtime.attempts import Attempt
+    from awa.runtime.config import QueueConfig
+
+    store = awa.MemoryStore(ManualClock())
+    store.insert([awa.NewJob(kind="work")])
+    [record] = store.claim("default", limit=1)
+    attempt = Attempt(record, QueueConfig(queue="default"), is_async=True, now=record.run_at)
+    for bad in (float("nan"), "50", True, None):
+        with pytest.raises(awa.ValidationError, match="must be a number"):
+            attempt.set_progress(bad)  # type: ignore[arg-type]
+    assert attempt.latest_progress is None

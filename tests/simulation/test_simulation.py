@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -82,6 +83,7 @@ def test_cli_prints_a_summary_with_the_digest() -> None:
     assert result.returncode == 0, result.stderr
     assert "invariant violations: 0" in result.stdout
     assert "digest " in result.stdout
+    assert result.stderr == ""  # the simulated workers' own log lines are not the report
     again = subprocess.run(  # the same run through the `awa` command
         [sys.executable, "-m", "awa", "simulate", "--seed", "5", "--jobs", "200"],
         capture_output=True,
@@ -101,3 +103,26 @@ def test_cli_reports_bad_arguments_in_one_line() -> None:
     )
     assert result.returncode == 2
     assert result.stderr.strip() == "awa simulate: --jobs and --workers must be at least 1"
+
+
+def test_the_run_shown_in_docs_is_what_the_command_prints() -> None:
+    """docs/simulation.md shows a real run: when the runtime changes the history, run the
+    command again and paste its output there."""
+    page = (Path(__file__).parents[2] / "docs" / "simulation.md").read_text()
+    command = page.split("```bash\n", 1)[1].split("\n", 1)[0]
+    shown = page.split("```text\n", 1)[1].split("```", 1)[0].splitlines()
+    args = command.split()[2:]  # after "awa simulate"
+    result = subprocess.run(
+        [sys.executable, "-m", "awa", "simulate", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    printed = result.stdout.splitlines()
+
+    def without_wall_time(lines: list[str]) -> list[str]:
+        return [line for line in lines if not line.startswith("wall time")]
+
+    assert without_wall_time(printed) == without_wall_time(shown), (
+        f"docs/simulation.md is out of date: paste the output of `{command}`"
+    )

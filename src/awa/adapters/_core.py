@@ -231,6 +231,9 @@ class StoreCore(abc.ABC):
         """Delete the matching failed jobs outside the dead-letter queue; how many."""
 
     @abc.abstractmethod
+    def _count_jobs(self, state: JobState | None, kind: str | None, queue: str | None) -> int: ...
+
+    @abc.abstractmethod
     def _set_queue_paused(self, queue: str, paused: bool) -> None:
         """Resuming also wakes the queue's workers."""
 
@@ -510,6 +513,16 @@ class StoreCore(abc.ABC):
     ) -> list[Job]:
         checked = check_list_filter(state, kind, queue, limit, before_id)
         return self._list_jobs(checked, kind, queue, limit, before_id)
+
+    def count_jobs(
+        self,
+        *,
+        state: JobState | None = None,
+        kind: str | None = None,
+        queue: str | None = None,
+    ) -> int:
+        checked = check_list_filter(state, kind, queue, 1, None)
+        return self._count_jobs(checked, kind, queue)
 
     def cancel(self, job_id: int) -> Job:
         check_job_id(job_id)

@@ -89,19 +89,23 @@ def add_parser(commands: Commands) -> None:
 
 
 def job_list(args: argparse.Namespace, session: Session) -> None:
+    filters = {"state": args.state, "kind": args.kind, "queue": args.queue}
     with session.client(args) as client:
-        jobs = client.list_jobs(
-            state=args.state,
-            kind=args.kind,
-            queue=args.queue,
-            limit=args.limit,
-            before_id=args.before_id,
+        jobs = client.list_jobs(**filters, limit=args.limit, before_id=args.before_id)
+        # a full page may hide more: is there an older one, and how many match in all?
+        more = len(jobs) == args.limit and bool(
+            client.list_jobs(**filters, limit=1, before_id=jobs[-1].id)
         )
+        total = client.count_jobs(**filters) if more or args.before_id is not None else len(jobs)
+    next_before_id = jobs[-1].id if more else None
     if args.json:
-        out.print_json({"jobs": [out.job_data(j) for j in jobs]}, session.stdout)
+        data = {"jobs": [out.job_data(j) for j in jobs], "total": total}
+        out.print_json({**data, "next_before_id": next_before_id}, session.stdout)
         return
     out.print_table(None, out.JOB_COLUMNS, out.job_rows(jobs), session.stdout)
-    out.print_line(f"{len(jobs)} job(s)", session.stdout)
+    shown = f"{len(jobs)} job(s)" if total == len(jobs) else f"{len(jobs)} of {total} job(s)"
+    hint = f", newest first; next page: --before-id {next_before_id}" if more else ""
+    out.print_line(f"{shown}{hint}", session.stdout)
 
 
 def _dlq_entry_of(client: Client, job: Job) -> DlqEntry | None:

@@ -23,7 +23,7 @@ from typing import Any, TextIO
 import cattrs
 
 from awa.domain import DlqEntry, ErrorEntry, Job, JobState
-from awa.ports import QueueStats
+from awa.ports import QueueStats, UnhandledKind
 
 __all__ = [
     "JOB_COLUMNS",
@@ -39,6 +39,7 @@ __all__ = [
     "print_json",
     "printable",
     "stats_data",
+    "unhandled_data",
     "when",
 ]
 
@@ -100,6 +101,16 @@ def stats_data(stats: QueueStats, now: datetime) -> dict[str, Any]:
         ),
         "finished_retention_s": stats.finished_retention_s,
         "dlq_retention_s": stats.dlq_retention_s,
+    }
+
+
+def unhandled_data(waiting: UnhandledKind, now: datetime) -> dict[str, Any]:
+    """Jobs of one kind waiting where no live worker handles it (``awa queue stats``)."""
+    return {
+        "kind": waiting.kind,
+        "runnable": waiting.runnable,
+        "oldest_run_at": converter.unstructure(waiting.oldest_run_at),
+        "oldest_age_s": round(max((now - waiting.oldest_run_at).total_seconds(), 0.0), 3),
     }
 
 

@@ -12,7 +12,7 @@ from awa.cli.arguments import Commands, command, duration, group, on_off
 from awa.cli.guards import confirm
 from awa.cli.session import Refused, Session
 from awa.domain import JobState
-from awa.ports import QueueSettings
+from awa.ports import QueueSettings, TracksWorkers, UnhandledKind
 
 __all__ = [
     "add_parser",
@@ -33,7 +33,8 @@ def add_parser(commands: Commands) -> None:
     p = command(
         queue,
         "stats",
-        "per queue: jobs per state, DLQ depth, oldest available, paused",
+        "per queue: jobs per state, DLQ depth, oldest available, paused, and kinds waiting"
+        " that no live worker handles",
         queue_stats,
     )
     p.add_argument("--queue", help="only this queue")
@@ -122,10 +123,18 @@ def queue_config(args: argparse.Namespace, session: Session) -> None:
 def queue_stats(args: argparse.Namespace, session: Session) -> None:
     with session.client(args) as client:
         stats = client.queue_stats()
+        store = client.store
+        unhandled = store.unhandled_kinds() if isinstance(store, TracksWorkers) else None
     now = datetime.now(timezone.utc)
     if args.queue is not None:
         stats = [s for s in stats if s.queue == args.queue]
+        unhandled = None if unhandled is None else [u for u in unhandled if u.queue == args.queue]
     data = [out.stats_data(s, now) for s in stats]
+    if unhandled is not None:  # only a store that tracks workers can tell
+        for queue in data:
+            queue["unhandled_kinds"] = [
+                out.unhandled_data(u, now) for u in unhandled if u.queue == queue["queue"]
+            ]
     if args.json:
         out.print_json({"queues": data}, session.stdout)
         return
@@ -151,6 +160,17 @@ def queue_stats(args: argparse.Namespace, session: Session) -> None:
         for d in data
     )
     out.print_table(None, columns, rows, session.stdout)
+    for waiting in unhandled or []:
+        out.print_line(_unhandled_warning(waiting, now), session.stdout)
+
+
+def _unhandled_warning(waiting: UnhandledKind, now: datetime) -> str:
+    age = out.human_duration((now - waiting.oldest_run_at).total_seconds())
+    return (
+        f"warning: {waiting.runnable} {waiting.kind} job(s) wait on queue {waiting.queue}"
+        f" (oldest {age}) and no live worker there handles {waiting.kind}: start one, or"
+        " insert on the queue its workers listen on (declare it once with @awa.job_kind)"
+    )
 
 
 def _default(seconds: float | None) -> str:

@@ -7,6 +7,7 @@ from awa.ports.capabilities import (
     Listens,
     Migrates,
     Probes,
+    TracksWorkers,
 )
 from awa.ports.clock import Clock, SystemClock
 from awa.ports.results import (
@@ -23,6 +24,7 @@ from awa.ports.results import (
     Rescued,
     Stale,
     StaleReason,
+    UnhandledKind,
     WriteResult,
 )
 from awa.ports.store import (
@@ -58,5 +60,7 @@ __all__ = [
     "Stale",
     "StaleReason",
     "SystemClock",
+    "TracksWorkers",
+    "UnhandledKind",
     "WriteResult",
 ]

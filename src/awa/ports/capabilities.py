@@ -7,13 +7,21 @@ fallback named on each. The contract suite gates each capability's tests the sam
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from awa.domain import Job, NewJob, OnConflict
-from awa.ports.results import Event
+from awa.ports.results import Event, UnhandledKind
 
-__all__ = ["AsyncInserts", "Closes", "InsertsOnConnection", "Listens", "Migrates", "Probes"]
+__all__ = [
+    "AsyncInserts",
+    "Closes",
+    "InsertsOnConnection",
+    "Listens",
+    "Migrates",
+    "Probes",
+    "TracksWorkers",
+]
 
 
 @runtime_checkable
@@ -96,4 +104,28 @@ class Probes(Protocol):
     def listening(self) -> bool:
         """Whether the notification listener is connected now (``False`` when nobody
         subscribed, or while it reconnects)."""
+        ...
+
+
+@runtime_checkable
+class TracksWorkers(Protocol):
+    """The store keeps, per queue, which kinds its live workers handle, so an operator can
+    see jobs that wait where no worker takes them (``awa queue stats``). Workers record
+    themselves every maintenance interval; a record lapses ``ttl_s`` after its last renewal
+    (a dead worker stops renewing). Without it: no such warning."""
+
+    def record_worker(
+        self, owner: str, kinds: Mapping[str, Sequence[str]], *, ttl_s: float
+    ) -> None:
+        """``owner`` works each queue of ``kinds`` with handlers for those kinds; replaces its
+        earlier record, lapsing ``ttl_s`` from now."""
+        ...
+
+    def forget_worker(self, owner: str) -> None:
+        """``owner`` stopped: its record goes at once."""
+        ...
+
+    def unhandled_kinds(self) -> list[UnhandledKind]:
+        """Kinds runnable now on a queue where no live worker handles them, by queue and
+        kind."""
         ...

@@ -7,7 +7,7 @@ refusal is one ``ValidationError`` sentence and changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from awa.domain import FirePlan, Lease, NewJob, Schedule, ValidationError
@@ -65,6 +65,7 @@ __all__ = [
     "check_schedule_name",
     "check_schedules",
     "check_unique_job",
+    "check_worker_kinds",
 ]
 
 T = TypeVar("T")
@@ -73,6 +74,8 @@ _OUTCOMES = (Complete, RetryAfter, Snooze, Cancel, WaitForCallback, Fail)
 
 CALLBACK_ID_LENGTH_MAX = 256
 OWNER_LENGTH_MAX = 200
+WORKER_QUEUES_MAX = 1000
+WORKER_KINDS_MAX = 10_000
 
 
 def check_limit(limit: object) -> int:
@@ -169,6 +172,24 @@ def check_callback_id(callback_id: object) -> str:
 def check_owner(owner: object) -> str:
     """Who leads maintenance: non-empty text naming a process."""
     return check_text("a leader", owner, length_max=OWNER_LENGTH_MAX)
+
+
+def check_worker_kinds(kinds: object) -> dict[str, tuple[str, ...]]:
+    """What a worker records of itself: queue -> the kinds it handles there, bounded."""
+    if not isinstance(kinds, Mapping):
+        raise ValidationError(
+            f"a worker's kinds come as a mapping of queue to kinds, got {kinds!r}"
+        )
+    if len(kinds) > WORKER_QUEUES_MAX:
+        raise ValidationError(f"a worker records at most {WORKER_QUEUES_MAX} queues")
+    checked: dict[str, tuple[str, ...]] = {}
+    for queue, names in kinds.items():
+        if isinstance(names, (str, bytes)) or not isinstance(names, Sequence):
+            raise ValidationError(f"the kinds of queue {queue!r} come as a list, got {names!r}")
+        if len(names) > WORKER_KINDS_MAX:
+            raise ValidationError(f"a worker records at most {WORKER_KINDS_MAX} kinds a queue")
+        checked[check_queue(queue)] = tuple(sorted({check_kind(name) for name in names}))
+    return checked
 
 
 def check_reason(reason: object) -> str:

@@ -25,6 +25,7 @@ __all__ = [
     "Rescued",
     "Stale",
     "StaleReason",
+    "UnhandledKind",
     "WriteResult",
 ]
 
@@ -108,6 +109,18 @@ class QueueStats:
     #: the queue's own retention periods (``QueueSettings``); ``None``: the leader's default
     finished_retention_s: float | None = None
     dlq_retention_s: float | None = None
+
+
+@attrs.frozen
+class UnhandledKind:
+    """Jobs of ``kind`` runnable now on ``queue`` that no live worker there handles: a
+    producer inserted them where no worker registered that kind (or every such worker is
+    gone). ``oldest_run_at``: how long the first of them has been waiting."""
+
+    queue: str
+    kind: str
+    runnable: int
+    oldest_run_at: datetime
 
 
 @attrs.frozen

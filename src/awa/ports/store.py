@@ -193,6 +193,16 @@ class ClaimStore(Protocol):
         jobs older than it (pass the last id of the previous page)."""
         ...
 
+    def count_jobs(
+        self,
+        *,
+        state: JobState | None = None,
+        kind: str | None = None,
+        queue: str | None = None,
+    ) -> int:
+        """How many jobs ``list_jobs`` would list with these filters and no limit."""
+        ...
+
     def cancel(self, job_id: int) -> Job:
         """Row 17; a terminal job raises ``IllegalTransition`` (not cancellable)."""
         ...

@@ -96,6 +96,10 @@ class AttemptTable:
     def drop_finishes(self) -> None:
         self._finishes.clear()
 
+    def pending_outcomes(self) -> list[PendingOutcome]:
+        """The outcomes waiting to be written, oldest first (a copy)."""
+        return list(self._finishes)
+
     def pending_finishes(self) -> list[Lease]:
         """Attempts whose outcome is decided but not yet written."""
         return [pending.finish.lease for pending in self._finishes]

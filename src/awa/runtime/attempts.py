@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 import time
 from collections.abc import Mapping
@@ -63,6 +64,9 @@ class Attempt:
         self._lock = threading.Lock()
         self._progress: dict[str, Any] | None = None
         self._metadata: dict[str, Any] = {}
+        # what the handler set during this attempt, written or not: its own view of the job
+        self.latest_progress: dict[str, Any] | None = None
+        self.metadata_set: dict[str, Any] = {}
 
     def started(self, record: JobRecord, now: datetime) -> None:
         """The store (re)started the attempt's clock: a claim, or a callback's resume.
@@ -79,21 +83,26 @@ class Attempt:
 
     # -- buffered progress and metadata (flushed with heartbeats and with the outcome) --------
     def set_progress(self, percent: float, message: str | None = None) -> None:
-        if isinstance(percent, bool) or not isinstance(percent, (int, float)):
+        """A percent outside 0..100 is clamped to it (a counter that overshoots is not worth
+        failing the attempt for); one that is not a number is refused."""
+        if (
+            isinstance(percent, bool)
+            or not isinstance(percent, (int, float))
+            or (isinstance(percent, float) and math.isnan(percent))
+        ):
             raise ValidationError(f"progress percent must be a number, got {percent!r}")
-        if not 0 <= percent <= 100:
-            raise ValidationError(f"progress percent must be from 0 to 100, got {percent!r}")
-        progress: dict[str, Any] = {"percent": percent}
+        progress: dict[str, Any] = {"percent": min(max(percent, 0), 100)}
         if message is not None:
             progress["message"] = str(message)
         progress = check_json_object("progress", progress)
         with self._lock:
-            self._progress = progress
+            self._progress = self.latest_progress = progress
 
     def update_metadata(self, patch: Mapping[str, Any]) -> None:
         checked = check_json_object("metadata", patch)
         with self._lock:
             self._metadata.update(checked)
+            self.metadata_set.update(checked)
 
     def take_buffers(self) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
         with self._lock:

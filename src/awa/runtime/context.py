@@ -19,7 +19,16 @@ from awa.domain import (
 )
 from awa.domain import Job as JobRecord
 from awa.domain.defaults import CALLBACK_TIMEOUT_S
-from awa.ports import Applied, ClaimStore, Clock, Finish, Stale, StaleReason
+from awa.ports import (
+    Applied,
+    ClaimStore,
+    Clock,
+    Finish,
+    Heartbeat,
+    Stale,
+    StaleReason,
+    WriteResult,
+)
 from awa.runtime.attempts import Attempt, AttemptEnded
 from awa.runtime.store_calls import StoreCalls
 
@@ -94,7 +103,10 @@ class _JobView(Generic[T]):
 
     @property
     def metadata(self) -> dict[str, Any]:
-        return self._record.metadata
+        """The job's metadata with every ``update_metadata`` of this attempt merged in,
+        written yet or not."""
+        written, mine = self._record.metadata, self._attempt.metadata_set
+        return {**written, **mine} if mine else written
 
     @property
     def errors(self) -> tuple[ErrorEntry, ...]:
@@ -114,7 +126,9 @@ class _JobView(Generic[T]):
 
     @property
     def progress(self) -> dict[str, Any] | None:
-        return self._record.progress
+        """The handler's latest ``set_progress``, written yet or not; else the job's."""
+        latest = self._attempt.latest_progress
+        return latest if latest is not None else self._record.progress
 
     @property
     def lease(self) -> Lease:
@@ -125,12 +139,37 @@ class _JobView(Generic[T]):
         return self._attempt.cancelled.is_set() or self._attempt.ended
 
     def set_progress(self, percent: float, message: str | None = None) -> None:
-        """Buffered; written with the next heartbeat or with the outcome."""
+        """Buffered; written with the next heartbeat or with the outcome, or now by
+        ``flush_progress``. ``percent`` is clamped to 0..100."""
         self._attempt.set_progress(percent, message)
 
     def update_metadata(self, patch: Mapping[str, Any]) -> None:
         """Buffered and merged into the job's metadata with the next write."""
         self._attempt.update_metadata(patch)
+
+    # -- flushing, shared by both flavours --------------------------------------------------
+    def _flush_beat(self) -> Heartbeat:
+        progress, metadata = self._attempt.take_buffers()
+        return Heartbeat(self.lease, progress, metadata)
+
+    def _unflushed(self, beat: Heartbeat) -> None:
+        """The write failed: the buffers go back for the next heartbeat."""
+        self._attempt.restore_buffers(
+            dict(beat.progress) if beat.progress else None,
+            dict(beat.metadata) if beat.metadata else None,
+        )
+
+    def _flushed(self, result: WriteResult) -> None:
+        if isinstance(result, Stale):
+            self._attempt.end(cancelled=result.reason is StaleReason.CANCELLED)
+            raise AttemptEnded(f"attempt {self.lease} no longer owns job {self.id}")
+        written = result.job  # a heartbeat writes these three fields and no others
+        self._attempt.record = attrs.evolve(
+            self._record,
+            heartbeat_at=written.heartbeat_at,
+            progress=written.progress,
+            metadata=written.metadata,
+        )
 
     # -- callbacks, shared by both flavours -------------------------------------------------
     def _registered(self, result: Applied | Stale) -> CallbackToken:
@@ -181,6 +220,18 @@ class _JobView(Generic[T]):
 class Job(_JobView[T]):
     """Given to async handlers."""
 
+    async def flush_progress(self) -> None:
+        """Write the buffered progress and metadata now (a heartbeat of this attempt, fenced
+        by its lease), instead of with the next heartbeat. Raises ``AttemptEnded`` if the
+        attempt no longer owns its job."""
+        beat = self._flush_beat()
+        try:
+            [result] = await self._services.store_call(self._services.store.heartbeat, [beat])
+        except BaseException:
+            self._unflushed(beat)
+            raise
+        self._flushed(result)
+
     async def register_callback(self, timeout: float = CALLBACK_TIMEOUT_S) -> CallbackToken:
         """Create a callback the external system answers by id (``token.callback_id``)."""
         result = await self._services.store_call(
@@ -207,6 +258,16 @@ class Job(_JobView[T]):
 
 class SyncJob(_JobView[T]):
     """Given to sync handlers, which run in a thread: the callback methods block."""
+
+    def flush_progress(self) -> None:
+        """``Job.flush_progress``, blocking."""
+        beat = self._flush_beat()
+        try:
+            [result] = self._services.store.heartbeat([beat])
+        except BaseException:
+            self._unflushed(beat)
+            raise
+        self._flushed(result)
 
     def register_callback(self, timeout: float = CALLBACK_TIMEOUT_S) -> CallbackToken:
         return self._registered(

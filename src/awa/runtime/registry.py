@@ -10,6 +10,7 @@ import attrs
 
 from awa.domain import ValidationError
 from awa.domain.validation import check_kind, check_queue
+from awa.runtime.kinds import JobKind, declared_kind
 from awa.runtime.serialization import default_kind
 
 __all__ = ["Task", "TaskRegistry"]
@@ -29,6 +30,20 @@ class Task:
         return inspect.iscoroutinefunction(self.handler)
 
 
+def _agreed(name: str, given: str | None, declared: str | None, args_type: type) -> str | None:
+    """The task's ``name`` (kind or queue): as given, else as declared; both must agree, or
+    producers (which read the declaration) and this worker would part ways."""
+    if given is None:
+        return declared
+    checked = check_kind(given) if name == "kind" else check_queue(given)
+    if declared is not None and checked != declared:
+        raise ValidationError(
+            f"{args_type.__name__} is declared with {name} {declared!r} (@awa.job_kind);"
+            f" its task cannot take {name} {checked!r}"
+        )
+    return checked
+
+
 class TaskRegistry:
     def __init__(self) -> None:
         self._by_kind: dict[str, Task] = {}
@@ -39,12 +54,15 @@ class TaskRegistry:
         args_type: type[Any],
         handler: Callable[..., Any],
         *,
-        queue: str = "default",
+        queue: str | None = None,
         kind: str | None = None,
     ) -> Task:
+        """The handler of ``args_type`` jobs; kind and queue default to what
+        ``@awa.job_kind`` declared on ``args_type``, and may not contradict it."""
+        declared = declared_kind(args_type) or JobKind()
         task = Task(
-            kind=check_kind(kind) if kind is not None else default_kind(args_type),
-            queue=check_queue(queue),
+            kind=_agreed("kind", kind, declared.kind, args_type) or default_kind(args_type),
+            queue=_agreed("queue", queue, declared.queue, args_type) or "default",
             args_type=args_type,
             handler=handler,
         )

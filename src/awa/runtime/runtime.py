@@ -33,6 +33,7 @@ from awa.ports import (
     JobsAvailable,
     Listens,
     SystemClock,
+    TracksWorkers,
 )
 from awa.runtime.attempt_table import AttemptTable
 from awa.runtime.attempts import Attempt
@@ -43,6 +44,7 @@ from awa.runtime.heartbeats import HeartbeatService, LoopWatch, OffLoopHeartbeat
 from awa.runtime.logs import AttemptLog
 from awa.runtime.observe import Ending, Observer, Observers
 from awa.runtime.periodic import PeriodicService
+from awa.runtime.presence import PresenceService
 from awa.runtime.registry import TaskRegistry
 from awa.runtime.scheduler import Scheduler, Service
 from awa.runtime.services import (
@@ -155,6 +157,17 @@ class Runtime:
             services.append(
                 PeriodicService(store, self.store_call, config, self.stats, owner=self.owner)
             )
+        self._presence: PresenceService | None = None
+        if isinstance(store, TracksWorkers):
+            self._presence = PresenceService(
+                store,
+                self.store_call,
+                owner=self.owner,
+                queues=self.queues,
+                tasks=registry.all(),
+                interval_s=config.maintenance_interval_s,
+            )
+            services.append(self._presence)
         self.scheduler = Scheduler(clock, services)
         self._off_loop_heartbeats: OffLoopHeartbeats | None = None
         self._loop_watch: LoopWatch | None = None
@@ -240,6 +253,12 @@ class Runtime:
                     self.observers.attempt_ended(ended)
         return released
 
+    async def detach(self) -> None:
+        """Undo ``attach`` once nothing runs any more: stop listening and release the threads,
+        keeping the maintenance leadership as it is (``awa.testing.TestClient`` between its
+        steps)."""
+        await self._close(resign=False)
+
     async def abandon(self) -> None:
         """Stop at once and write nothing, as if the process were killed (for tests)."""
         for attempt in self.table.attempts():
@@ -258,6 +277,8 @@ class Runtime:
             self._unsubscribe()
         if resign and self.config.run_maintenance:
             await self.store_call(self._maintenance.resign)
+        if resign and self._presence is not None:
+            await self._presence.forget()
         self.store_call.shutdown()
         self.dispatch.shutdown()
 
@@ -296,7 +317,7 @@ class Runtime:
 
     def service(self, name: str) -> Service:
         """A service by name: ``claim:<queue>``, ``complete``, ``heartbeat``, ``deadlines``,
-        ``maintenance``, ``periodic``."""
+        ``maintenance``, ``periodic``, ``presence`` (on a store that tracks workers)."""
         return self.scheduler.service(name)
 
     def wake(self, name: str) -> None:

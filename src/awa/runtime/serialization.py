@@ -1,9 +1,15 @@
-"""Job arguments at the edge: dataclasses and attrs classes to JSON objects and back (cattrs)."""
+"""Job arguments at the edge: one cattrs converter turns dataclasses, attrs classes, pydantic v2
+models, ``TypedDict``\\ s and plain dicts into JSON objects and back.
+
+pydantic is optional: its hook recognises a model class only once pydantic is imported, which
+it must be for such a class to exist, so awa never imports it itself.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import re
+import sys
 import uuid
 from collections.abc import Mapping
 from datetime import date, datetime
@@ -11,13 +17,29 @@ from typing import Any, TypeVar
 
 import attrs
 import cattrs
+from cattrs.v import format_exception
 
 from awa.domain import SerializationError
 from awa.domain.validation import check_kind
 
-__all__ = ["default_kind", "dump_args", "load_args"]
+__all__ = ["default_kind", "dump_args", "is_args_object", "is_pydantic_model", "load_args"]
 
 T = TypeVar("T")
+
+
+def is_pydantic_model(cls: Any) -> bool:
+    """Whether ``cls`` is a pydantic (v2) model class, without importing pydantic."""
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and isinstance(cls, type) and issubclass(cls, pydantic.BaseModel)
+
+
+def _dump_model(model: Any) -> Any:
+    return model.model_dump(mode="json")  # the model's own JSON form: its aliases, its types
+
+
+def _load_model(data: Any, cls: Any) -> Any:
+    return cls.model_validate(data)
+
 
 _converter = cattrs.Converter()
 _converter.register_unstructure_hook(datetime, datetime.isoformat)
@@ -26,6 +48,8 @@ _converter.register_unstructure_hook(date, date.isoformat)
 _converter.register_structure_hook(date, lambda v, _: date.fromisoformat(v))
 _converter.register_unstructure_hook(uuid.UUID, str)
 _converter.register_structure_hook(uuid.UUID, lambda v, _: uuid.UUID(v))
+_converter.register_unstructure_hook_func(is_pydantic_model, _dump_model)
+_converter.register_structure_hook_func(is_pydantic_model, _load_model)
 
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
@@ -44,27 +68,42 @@ def default_kind(args_type: type) -> str:
     return kind
 
 
-def _is_structured(value: object) -> bool:
-    return (dataclasses.is_dataclass(value) and not isinstance(value, type)) or attrs.has(
-        type(value)
+def is_args_object(args: object) -> bool:
+    """A dataclass, attrs or pydantic instance: an args value whose type names its kind."""
+    cls = type(args)
+    return (
+        (dataclasses.is_dataclass(args) and not isinstance(args, type))
+        or attrs.has(cls)
+        or is_pydantic_model(cls)
     )
 
 
 def dump_args(args: object) -> dict[str, Any]:
-    """A JSON object for ``args``: a dataclass or attrs instance, or a mapping as it is."""
-    if isinstance(args, Mapping):
-        return dict(args)
-    if not _is_structured(args):
+    """A JSON object for ``args``: a dataclass, attrs or pydantic instance, or a mapping
+    (a ``TypedDict`` is one) whose values are unstructured the same way."""
+    if not isinstance(args, Mapping) and not is_args_object(args):
         raise SerializationError(
-            f"job args must be a dataclass, an attrs class or a dict, got {type(args).__name__}"
+            "job args must be a dataclass, an attrs class, a pydantic model or a dict, got"
+            f" {type(args).__name__}"
         )
     try:
-        data = _converter.unstructure(args)
-    except Exception as exc:  # cattrs raises many kinds; one line for the user
+        data = _converter.unstructure(dict(args) if isinstance(args, Mapping) else args)
+    except Exception as exc:  # cattrs and pydantic raise many kinds; one line for the user
         raise SerializationError(f"cannot serialize {type(args).__name__}: {exc}") from exc
     if not isinstance(data, dict):
         raise SerializationError(f"{type(args).__name__} does not serialize to a JSON object")
     return data
+
+
+def _problem(exc: BaseException, type_: Any) -> str:
+    """One problem of a failed structure, with pydantic's own words for a model's errors."""
+    errors = getattr(exc, "errors", None)
+    if is_pydantic_model(type_) and callable(errors):
+        return "; ".join(
+            f"{'.'.join(str(part) for part in error['loc']) or '$'}: {error['msg']}"
+            for error in errors()
+        )
+    return format_exception(exc, type_)
 
 
 def load_args(data: Mapping[str, Any], args_type: type[T]) -> T:
@@ -74,7 +113,10 @@ def load_args(data: Mapping[str, Any], args_type: type[T]) -> T:
     try:
         return _converter.structure(data, args_type)
     except Exception as exc:
-        problems = "; ".join(cattrs.transform_error(exc)) if isinstance(exc, Exception) else ""
+        if is_pydantic_model(args_type):
+            problems = _problem(exc, args_type)
+        else:
+            problems = "; ".join(cattrs.transform_error(exc, format_exception=_problem))
         raise SerializationError(
             f"args do not fit {args_type.__name__}: {problems or exc}"
         ) from exc

@@ -21,6 +21,7 @@ import attrs
 
 from awa.adapters._core import StoreCore, Transaction, UniqueKeyRace
 from awa.adapters._fencing import Locked, Writes
+from awa.adapters._presence import WorkerPresence
 from awa.adapters.memory.faults import FaultHooks, SimulatedCrash
 from awa.domain import (
     DlqEntry,
@@ -51,6 +52,7 @@ from awa.ports import (
     Stale,
     StaleReason,
     SystemClock,
+    UnhandledKind,
     WriteResult,
 )
 from awa.ports.checks import check_listener
@@ -93,7 +95,7 @@ class _QueueSettings:
     dlq_retention_s: float | None = None
 
 
-class MemoryStore(StoreCore):
+class MemoryStore(StoreCore, WorkerPresence):
     """``ClaimStore`` held in process memory. Thread-safe; deterministic given its clock and
     ``rng`` (backoff jitter and callback ids)."""
 
@@ -120,6 +122,7 @@ class MemoryStore(StoreCore):
         self._schedules: dict[str, ScheduleRecord] = {}
         self._next_id = 1
         self._leader: tuple[str, datetime] | None = None
+        self._workers: dict[str, tuple[dict[str, tuple[str, ...]], datetime]] = {}
         self._listeners: list[Callable[[Event], None]] = []
         self._events: list[Event] = []
         self._depth = 0
@@ -371,6 +374,36 @@ class MemoryStore(StoreCore):
             if self._leader is not None and self._leader[0] == owner:
                 self._leader = None
 
+    def _record_worker(self, owner: str, kinds: dict[str, tuple[str, ...]], ttl_s: float) -> None:
+        with self._tx():
+            now = self.clock.now()
+            self._workers = {o: w for o, w in self._workers.items() if w[1] > now}
+            self._workers[owner] = (kinds, now + timedelta(seconds=ttl_s))
+
+    def _forget_worker(self, owner: str) -> None:
+        with self._tx():
+            self._workers.pop(owner, None)
+
+    def _unhandled_kinds(self) -> list[UnhandledKind]:
+        with self._tx():
+            now = self.clock.now()
+            handled = {
+                (queue, kind)
+                for kinds, expires_at in self._workers.values()
+                if expires_at > now
+                for queue, names in kinds.items()
+                for kind in names
+            }
+            waiting: dict[tuple[str, str], list[datetime]] = {}
+            for job in self._jobs.values():
+                key = (job.queue, job.kind)
+                if job.state in _PENDING and job.run_at <= now and key not in handled:
+                    waiting.setdefault(key, []).append(job.run_at)
+            return [
+                UnhandledKind(queue, kind, len(run_ats), min(run_ats))
+                for (queue, kind), run_ats in sorted(waiting.items())
+            ]
+
     def leader(self) -> str | None:
         """Who leads maintenance right now (for tests and diagnostics)."""
         with self._tx():
@@ -412,15 +445,16 @@ class MemoryStore(StoreCore):
         before_id: int | None,
     ) -> list[Job]:
         with self._tx():
-            jobs = (
-                j
-                for j in (self._jobs[job_id] for job_id in sorted(self._jobs, reverse=True))
-                if (before_id is None or j.id < before_id)
-                and (state is None or j.state is state)
-                and (kind is None or j.kind == kind)
-                and (queue is None or j.queue == queue)
+            newest_first = (
+                self._jobs[job_id]
+                for job_id in sorted(self._jobs, reverse=True)
+                if before_id is None or job_id < before_id
             )
-            return list(itertools.islice(jobs, limit))
+            return list(itertools.islice(_matching(newest_first, state, kind, queue), limit))
+
+    def _count_jobs(self, state: JobState | None, kind: str | None, queue: str | None) -> int:
+        with self._tx():
+            return sum(1 for _ in _matching(self._jobs.values(), state, kind, queue))
 
     def _discard_failed(self, queue: str | None, kind: str | None) -> int:
         with self._tx():
@@ -554,6 +588,19 @@ class MemoryStore(StoreCore):
     def _remove_schedule(self, name: str) -> bool:
         with self._tx():
             return self._schedules.pop(name, None) is not None
+
+
+def _matching(
+    jobs: Iterable[Job], state: JobState | None, kind: str | None, queue: str | None
+) -> Iterator[Job]:
+    """``list_jobs``'s filters (``None``: any)."""
+    return (
+        j
+        for j in jobs
+        if (state is None or j.state is state)
+        and (kind is None or j.kind == kind)
+        and (queue is None or j.queue == queue)
+    )
 
 
 class _MemoryTransaction:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any, overload
@@ -35,7 +36,9 @@ __all__ = [
     "fast_json_loads",
     "insert_params",
     "interval",
+    "job_from_json",
     "job_from_row",
+    "portable_insert_params",
     "restore_params",
     "schedule_from_row",
     "schedule_params",
@@ -89,6 +92,10 @@ SCHEDULE_COLUMNS = (
     "created_at",
     "updated_at",
 )
+_TIMESTAMP_COLUMNS = frozenset(column for column in JOB_COLUMNS if column.endswith("_at"))
+# PostgreSQL's JSON timestamps drop trailing zeros of the fraction ("12:00:00.5+00:00");
+# Python 3.10's fromisoformat reads only 3 or 6 digits
+_FRACTION = re.compile(r"\.(\d{1,6})(?=[+-]|Z|$)")
 _JOB_COLUMN_NAMES = tuple(column.encode() for column in JOB_COLUMNS)
 _STATES = {state.value: state for state in JobState}
 _UTC = timezone.utc
@@ -283,6 +290,24 @@ async def checked_rows_async(cur: Any, offset: int = 0) -> list[Any]:
     return rows
 
 
+def _timestamp(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    return datetime.fromisoformat(_FRACTION.sub(lambda m: "." + m[1].ljust(6, "0"), text))
+
+
+def job_from_json(text: str) -> Job:
+    """The job in one row of ``insert_jobs_portable.sql``: the job's columns as JSON text,
+    read here rather than by the caller's driver, whose loaders may be anyone's."""
+    data = json.loads(text)
+    return job_from_row(
+        [
+            _timestamp(data[column]) if column in _TIMESTAMP_COLUMNS else data[column]
+            for column in JOB_COLUMNS
+        ]
+    )
+
+
 def dlq_entry_from_row(row: Sequence[Any]) -> DlqEntry:
     """A ``list_dlq.sql`` row: the job columns, then ``dlq_reason`` and ``dlq_at``."""
     return DlqEntry(
@@ -307,12 +332,26 @@ def _states_of(mask: int) -> frozenset[JobState]:
     return frozenset(state for state, bit in _STATE_BITS.items() if mask & bit)
 
 
-def insert_params(jobs: Sequence[NewJob], now: datetime | None) -> dict[str, Any]:
-    """Parameters of ``new_jobs.sqlpart`` (``insert_jobs.sql``, ``fire_schedule.sql``): one
-    array per column. The unique key's period number is the statement's to add: it depends
-    on ``now`` when a job has no ``run_at``."""
-    digests = [j.unique_digest() for j in jobs]
+def _unique_columns(jobs: Sequence[NewJob]) -> tuple[list[str | None], list[Any], list[Any]]:
+    """Each job's unique digest, period and states mask (``None`` for a job without ``unique``)."""
+    return (
+        [j.unique_digest() for j in jobs],
+        [j.unique.period if j.unique is not None else None for j in jobs],
+        [unique_states_mask(j.unique.states) if j.unique is not None else None for j in jobs],
+    )
+
+
+def _may_repeat(digests: Sequence[str | None]) -> bool:
+    """Whether two jobs share a digest: only then can they share a key (``insert_jobs.sql``)."""
     given = [d for d in digests if d is not None]
+    return len(set(given)) < len(given)
+
+
+def insert_params(jobs: Sequence[NewJob], now: datetime | None) -> dict[str, Any]:
+    """Parameters of ``new_job_arrays.sqlpart`` (``insert_jobs.sql``, ``fire_schedule.sql``):
+    one array per column. The unique key's period number is the statement's to add: it
+    depends on ``now`` when a job has no ``run_at``."""
+    digests, periods, states = _unique_columns(jobs)
     return {
         "now": now,
         "kind": [j.kind for j in jobs],
@@ -324,11 +363,39 @@ def insert_params(jobs: Sequence[NewJob], now: datetime | None) -> dict[str, Any
         "tags": [dump_json(list(j.tags)) for j in jobs],
         "metadata": [dump_json(j.metadata) for j in jobs],
         "unique_digest": digests,
-        "may_repeat": len(set(given)) < len(given),
-        "unique_period": [j.unique.period if j.unique is not None else None for j in jobs],
-        "unique_states": [
-            unique_states_mask(j.unique.states) if j.unique is not None else None for j in jobs
-        ],
+        "may_repeat": _may_repeat(digests),
+        "unique_period": periods,
+        "unique_states": states,
+    }
+
+
+def portable_insert_params(
+    jobs: Sequence[NewJob], now: datetime | None, *, skip_held: bool
+) -> dict[str, Any]:
+    """Parameters of ``insert_jobs_portable.sql``: text and booleans only, whatever the
+    driver."""
+    digests, periods, states = _unique_columns(jobs)
+    rows = [
+        {
+            "kind": j.kind,
+            "queue": j.queue,
+            "args": j.args,
+            "priority": j.priority,
+            "max_attempts": j.max_attempts,
+            "run_at": j.run_at.isoformat() if j.run_at is not None else None,
+            "tags": list(j.tags),
+            "metadata": j.metadata,
+            "unique_digest": digest,
+            "unique_period": period,
+            "unique_states": mask,
+        }
+        for j, digest, period, mask in zip(jobs, digests, periods, states, strict=True)
+    ]
+    return {
+        "jobs": dump_json(rows),
+        "now": now.isoformat() if now is not None else None,
+        "skip_held": skip_held,
+        "may_repeat": _may_repeat(digests),
     }
 
 

@@ -9,9 +9,12 @@ as ``{job_columns}``, or ``{j.job_columns}`` with a table alias, and the loader 
 out (a schedule's likewise, ``{schedule_columns}``). The rows that come back are checked
 against ``cursor.description`` (``_rows.jobs_from``).
 
-A part two statements share is written once, in ``sql/NAME.sqlpart``, and a statement names it
-as ``{part:NAME}``: new jobs as rows with their unique keys (``new_jobs``), and the insert of
-those rows (``insert_new_jobs``), shared by ``insert_jobs.sql`` and ``fire_schedule.sql``.
+A part two statements share is written once, in ``sql/NAME.sqlpart``, and a statement (or
+another part) names it as ``{part:NAME}``: new jobs from array parameters
+(``new_job_arrays``), as rows with their unique keys (``new_jobs``), the insert of those rows
+(``insert_new_jobs``, shared by ``insert_jobs.sql`` and ``fire_schedule.sql``), and the insert
+that respects unique keys (``insert_unique``, shared by ``insert_jobs.sql`` and
+``insert_jobs_portable.sql``).
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ def load_statements() -> dict[str, str]:
     }
 
     def part(match: re.Match[str]) -> str:
-        return parts[match.group(1)]
+        return _PART_TOKEN.sub(part, parts[match.group(1)])  # a part may include parts
 
     return {
         name.removesuffix(".sql"): expand_job_columns(_PART_TOKEN.sub(part, text))

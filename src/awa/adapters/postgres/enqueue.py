@@ -43,8 +43,10 @@ __all__ = [
     "INSERT_RERUNS",
     "UNIQUE_INDEX",
     "WAKEUP_CHANNEL",
+    "answer_rows",
     "insert_jobs",
     "insert_jobs_async",
+    "rerun_exhausted",
 ]
 
 #: ``LISTEN`` here for ``NOTIFY`` with a queue name as payload when that queue has new work.
@@ -65,29 +67,41 @@ class _Now(Protocol):
 
 def answer(rows: Sequence[Sequence[Any]], jobs: Sequence[NewJob], mode: OnConflict) -> list[Job]:
     """The answer to an insert from ``insert_jobs.sql``'s rows (``awa.domain.unique``)."""
-    inserted = sorted(
-        (job_from_row(row, _BLOCKED_PREFIX) for row in rows if row[0] is None),
-        key=lambda job: job.id,
+    return answer_rows(
+        [
+            (row[0], row[1], job_from_row(row, _BLOCKED_PREFIX) if row[1] is None else None)
+            for row in rows
+        ],
+        len(jobs),
+        mode,
     )
-    blocked: dict[int, Blocked] = {
-        row[0] - 1: RepeatOf(row[1] - 1)
-        if row[1] is not None
-        else HeldBy(job_from_row(row, _BLOCKED_PREFIX))
-        for row in rows
-        if row[0] is not None
-    }
+
+
+def answer_rows(
+    rows: Sequence[tuple[int | None, int | None, Job | None]], count: int, mode: OnConflict
+) -> list[Job]:
+    """The answer to an insert of ``count`` jobs from its rows, each ``(blocked_ord,
+    repeat_of, job)`` read as ``insert_jobs.sql`` writes them: an inserted job (no
+    ``blocked_ord``), a request whose key ``job`` holds, or one repeating an earlier request."""
+    inserted = sorted((job for ord_, _, job in rows if ord_ is None and job), key=lambda j: j.id)
+    blocked: dict[int, Blocked] = {}
+    for ord_, repeat_of, job in rows:
+        if ord_ is not None and repeat_of is not None:
+            blocked[ord_ - 1] = RepeatOf(repeat_of - 1)
+        elif ord_ is not None and job is not None:
+            blocked[ord_ - 1] = HeldBy(job)
     refuse_blocked(blocked, mode)
-    return answer_inserts(len(jobs), inserted, blocked)
+    return answer_inserts(count, inserted, blocked)
 
 
 def _key_taken(exc: pg_errors.UniqueViolation) -> bool:
     return exc.diag.constraint_name == UNIQUE_INDEX
 
 
-def _rerun_exhausted() -> DatabaseError:
+def rerun_exhausted() -> DatabaseError:
     return DatabaseError(
         f"inserting jobs: concurrent inserts kept taking their unique keys ({INSERT_RERUNS}"
-        " tries) and this transaction cannot see them; nothing was inserted"
+        " tries); nothing was inserted"
     )
 
 
@@ -118,7 +132,7 @@ def insert_on(
         except pg_errors.UniqueViolation as exc:
             if not _key_taken(exc):
                 raise
-    raise _rerun_exhausted()
+    raise rerun_exhausted()
 
 
 def insert_jobs(
@@ -167,4 +181,4 @@ async def insert_jobs_async(
             except pg_errors.UniqueViolation as exc:
                 if not _key_taken(exc):
                     raise
-    raise _rerun_exhausted()
+    raise rerun_exhausted()

@@ -31,7 +31,8 @@ from psycopg_pool import ConnectionPool
 
 from awa.adapters._core import StoreCore
 from awa.adapters._fencing import Locked, Writes, available_queues, stale_results
-from awa.adapters.postgres import migrations
+from awa.adapters._presence import WorkerPresence
+from awa.adapters.postgres import caller_connections, migrations
 from awa.adapters.postgres._errors import translate_errors
 from awa.adapters.postgres._rows import (
     checked_rows,
@@ -58,7 +59,7 @@ from awa.adapters.postgres.connections import (
     connector,
     session_options,
 )
-from awa.adapters.postgres.enqueue import insert_jobs, insert_jobs_async, insert_on
+from awa.adapters.postgres.enqueue import insert_on
 from awa.adapters.postgres.listen import Subscriptions, pool_connector
 from awa.adapters.postgres.loop_inserts import LoopInserts
 from awa.domain import (
@@ -71,10 +72,18 @@ from awa.domain import (
     NewJob,
     OnConflict,
     ScheduleRecord,
-    ValidationError,
     decisions,
 )
-from awa.ports import Applied, Clock, Event, Finish, QueueSettings, QueueStats, WriteResult
+from awa.ports import (
+    Applied,
+    Clock,
+    Event,
+    Finish,
+    QueueSettings,
+    QueueStats,
+    UnhandledKind,
+    WriteResult,
+)
 from awa.ports.checks import check_insert, check_listener
 
 __all__ = ["PostgresStore"]
@@ -109,7 +118,7 @@ def _all_distinct_completions(finishes: Sequence[Finish]) -> bool:
     ) == len(finishes)
 
 
-class PostgresStore(StoreCore):
+class PostgresStore(StoreCore, WorkerPresence):
     """``ClaimStore`` on PostgreSQL.
 
     ``database`` is a connection string (the store then owns a pool of autocommit connections
@@ -256,24 +265,19 @@ class PostgresStore(StoreCore):
     def insert_on(
         self, conn: Any, jobs: Sequence[NewJob], *, on_conflict: OnConflict = "raise"
     ) -> list[Job]:
-        """Insert inside the caller's open transaction on their psycopg ``Connection``
-        (``awa.ports.InsertsOnConnection``): commit makes the jobs visible and wakes workers,
-        rollback makes them vanish."""
-        if not isinstance(conn, psycopg.Connection):
-            raise ValidationError(
-                f"conn must be a psycopg Connection or AsyncConnection, got {type(conn).__name__}"
-            )
-        return insert_jobs(conn, jobs, clock=self.clock, on_conflict=on_conflict)
+        """Insert inside the caller's open transaction on a connection of theirs: psycopg,
+        SQLAlchemy, Django, asyncpg (``caller_connections``, ``awa.ports.InsertsOnConnection``):
+        commit makes the jobs visible and wakes workers, rollback makes them vanish."""
+        return caller_connections.insert_on(conn, jobs, now=self._now(), on_conflict=on_conflict)
 
     async def insert_on_async(
         self, conn: Any, jobs: Sequence[NewJob], *, on_conflict: OnConflict = "raise"
     ) -> list[Job]:
-        """``insert_on`` for a psycopg ``AsyncConnection``."""
-        if not isinstance(conn, psycopg.AsyncConnection):
-            raise ValidationError(
-                f"conn must be a psycopg Connection or AsyncConnection, got {type(conn).__name__}"
-            )
-        return await insert_jobs_async(conn, jobs, clock=self.clock, on_conflict=on_conflict)
+        """``insert_on`` from an event loop: asyncio connections (psycopg, SQLAlchemy,
+        asyncpg) are awaited, sync ones used on the caller's thread."""
+        return await caller_connections.insert_on_async(
+            conn, jobs, now=self._now(), on_conflict=on_conflict
+        )
 
     # -- workers: the hot paths ------------------------------------------------------------------
     def _claim(
@@ -361,6 +365,29 @@ class PostgresStore(StoreCore):
         with self._statement("releasing the maintenance leadership") as cur:
             cur.execute(SQL["release_lead"], {"name": MAINTENANCE_LEADERSHIP, "owner": owner})
 
+    def _record_worker(self, owner: str, kinds: dict[str, tuple[str, ...]], ttl_s: float) -> None:
+        params = {
+            "now": self._now(),
+            "owner": owner,
+            "queues": list(kinds),
+            "kinds": [dump_json(list(names)) for names in kinds.values()],
+            "ttl": timedelta(seconds=ttl_s),
+        }
+        with self._statement("recording a worker") as cur:
+            cur.execute(SQL["record_worker"], params)
+
+    def _forget_worker(self, owner: str) -> None:
+        with self._statement("forgetting a worker") as cur:
+            cur.execute(SQL["forget_worker"], {"owner": owner})
+
+    def _unhandled_kinds(self) -> list[UnhandledKind]:
+        with self._statement("reading kinds no worker handles") as cur:
+            rows = cur.execute(SQL["unhandled_kinds"], {"now": self._now()}).fetchall()
+        return [
+            UnhandledKind(queue, kind, runnable, utc(oldest))
+            for queue, kind, runnable, oldest in rows
+        ]
+
     def leader(self) -> str | None:
         """Who leads maintenance right now (for tests and diagnostics)."""
         with self._statement("reading the maintenance leader") as cur:
@@ -418,6 +445,12 @@ class PostgresStore(StoreCore):
         with self._statement("discarding failed jobs") as cur:
             cur.execute(SQL["discard_failed"], {"queue": queue, "kind": kind})
             return cur.rowcount
+
+    def _count_jobs(self, state: JobState | None, kind: str | None, queue: str | None) -> int:
+        params = {"state": state.value if state is not None else None, "kind": kind, "queue": queue}
+        with self._statement("counting jobs") as cur:
+            row = cur.execute(SQL["count_jobs"], params).fetchone()
+        return int(row[0]) if row is not None else 0
 
     def _set_queue_paused(self, queue: str, paused: bool) -> None:
         with self._transaction("resuming a queue" if not paused else "pausing a queue") as tx:

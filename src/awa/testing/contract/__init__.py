@@ -26,6 +26,7 @@ mixin                      module                area
 ``OperatorContract``       ``operators``         cancel, retry, get, list, queue stats
 ``DlqContract``            ``dlq``               the dead-letter queue
 ``HintContract``           ``hints``             subscribe and its wake-up hints
+``PresenceContract``       ``presence``          which kinds live workers handle, per queue
 ``MaintenanceContract``    ``maintenance``       promote, retention, leadership
 ``QueueSettingsContract``  ``queue_settings``    configure_queue, retention per queue
 ``UniqueContract``         ``unique``            unique keys through every transition
@@ -46,6 +47,7 @@ from awa.testing.contract.maintenance import MaintenanceContract
 from awa.testing.contract.operators import OperatorContract
 from awa.testing.contract.outcomes import OutcomeContract
 from awa.testing.contract.periodic import PeriodicContract
+from awa.testing.contract.presence import PresenceContract
 from awa.testing.contract.queue_settings import QueueSettingsContract
 from awa.testing.contract.refusals import REFUSALS, Given, Refusal, RefusalContract
 from awa.testing.contract.rescue import RescueContract
@@ -65,6 +67,7 @@ __all__ = [
     "OperatorContract",
     "OutcomeContract",
     "PeriodicContract",
+    "PresenceContract",
     "QueueSettingsContract",
     "Refusal",
     "RefusalContract",
@@ -85,6 +88,7 @@ class ClaimStoreContract(
     OperatorContract,
     DlqContract,
     HintContract,
+    PresenceContract,
     MaintenanceContract,
     QueueSettingsContract,
     UniqueContract,

@@ -88,6 +88,19 @@ class OperatorContract(StoreFixtures):
         assert pages == [[6, 5, 4], [3, 2, 1], [0]]
         assert store.list_jobs(before_id=inserted[0].id) == []
 
+    def test_count_jobs_counts_what_list_jobs_would_list_without_a_limit(
+        self, store: ClaimStore
+    ) -> None:
+        store.insert([NewJob(kind="a", queue="q1") for _ in range(3)])
+        store.insert([NewJob(kind="b", queue="q2")])
+        _claim_one(store, "q2")
+        assert store.count_jobs() == 4
+        assert store.count_jobs(queue="q1") == 3
+        assert store.count_jobs(kind="b") == 1
+        assert store.count_jobs(state=JobState.AVAILABLE) == 3
+        assert store.count_jobs(state=JobState.RUNNING, queue="q1") == 0
+        assert store.count_jobs(kind="nothing") == 0
+
     def test_queue_stats_count_states_dlq_and_pause(self, store: ClaimStore) -> None:
         store.set_dlq_enabled("stats", True)
         store.insert([NewJob(kind="k", queue="stats") for _ in range(3)])

@@ -34,7 +34,7 @@ from awa.domain import (
     Unique,
     ValidationError,
 )
-from awa.ports import BATCH_SIZE_MAX, ClaimStore, Finish, Heartbeat, Listens
+from awa.ports import BATCH_SIZE_MAX, ClaimStore, Finish, Heartbeat, Listens, TracksWorkers
 from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _park
 
 __all__ = ["REFUSALS", "Given", "Refusal", "RefusalContract"]
@@ -106,6 +106,7 @@ DEADLINE = "deadline_duration"
 TIMEOUT = "callback timeout"
 CALLBACK_ID = "callback id"
 STALENESS = "staleness"
+TW = TracksWorkers
 OLDER = "older_than"
 LEADER = "leader"
 TTL = "ttl"
@@ -221,6 +222,14 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("try_lead", "ttl of 1e12 s", TTL, "w", ttl_s=1e12),
     _row("release_lead", "empty owner", LEADER, ""),
     _row("release_lead", "owner None", LEADER, None),
+    # -- worker presence ---------------------------------------------------------------------
+    _row("record_worker", "empty owner", LEADER, "", {"q": ["k"]}, ttl_s=15, capability=TW),
+    _row("record_worker", "kinds a list", "mapping", "w", ["k"], ttl_s=15, capability=TW),
+    _row("record_worker", "kinds a string", LIST, "w", {"q": "k"}, ttl_s=15, capability=TW),
+    _row("record_worker", "bad queue", QUEUE, "w", {"NO": ["k"]}, ttl_s=15, capability=TW),
+    _row("record_worker", "bad kind", KIND, "w", {"q": ["1 k"]}, ttl_s=15, capability=TW),
+    _row("record_worker", "ttl 0", TTL, "w", {"q": ["k"]}, ttl_s=0, capability=TW),
+    _row("forget_worker", "owner None", LEADER, None, capability=TW),
     # -- subscribe ---------------------------------------------------------------------------
     _row("subscribe", "listener not callable", "callable", None, capability=Listens),
     # -- operators ---------------------------------------------------------------------------
@@ -234,6 +243,9 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("list_jobs", "limit 0", LIMIT, limit=0),
     _row("list_jobs", "before_id a string", JOB_ID, before_id="10"),
     _row("list_jobs", "before_id a bool", JOB_ID, before_id=True),
+    _row("count_jobs", "unknown state", "unknown job state", state="bogus"),
+    _row("count_jobs", "kind with a space", KIND, kind="1bad kind"),
+    _row("count_jobs", "queue with spaces", QUEUE, queue="NOT VALID"),
     _row("pause_queue", "empty queue", QUEUE, ""),
     _row("pause_queue", "upper-case queue", QUEUE, "UPPER"),
     _row("resume_queue", "empty queue", QUEUE, ""),
@@ -315,6 +327,8 @@ def _populate(store: ClaimStore, clock: ManualClock) -> dict[Given, object]:
     store.pause_queue("paused")
     store.register_schedules([NIGHTLY])
     assert store.try_lead(_LEADER, ttl_s=3600)
+    if isinstance(store, TracksWorkers):
+        store.record_worker(_LEADER, {"default": ["waiting"]}, ttl_s=3600)
     clock.advance(5)  # now a write that slips through changes a timestamp, and "due" is due
     return {
         Given.LIVE_LEASE: running.lease,
@@ -332,6 +346,7 @@ def _snapshot(store: ClaimStore) -> tuple[object, ...]:
         sorted(store.queue_stats(), key=lambda stats: stats.queue),
         store.list_schedules(),
         store.try_lead(_PROBE, ttl_s=3600),
+        store.unhandled_kinds() if isinstance(store, TracksWorkers) else None,
     )
 
 

@@ -4,6 +4,7 @@ print what happened."""
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import time
 from collections.abc import Sequence
@@ -44,6 +45,9 @@ def run_from_args(args: argparse.Namespace) -> int:
     if args.jobs < 1 or args.workers < 1:
         print("awa simulate: --jobs and --workers must be at least 1", file=sys.stderr)
         return 2
+    # the simulated workers' per-attempt log lines (thousands, by design failures) are not the
+    # report; with no logging set up Python would print every warning among them on stderr
+    logging.getLogger("awa.worker").addHandler(logging.NullHandler())
     started = time.perf_counter()
     report = Simulation(
         args.seed,

@@ -369,6 +369,9 @@ class RecordingStore:
     def drain_queue(self, queue: str) -> int:
         return self.store.drain_queue(queue)
 
+    def count_jobs(self, **filters: Any) -> int:
+        return self.store.count_jobs(**filters)
+
     def cancel(self, job_id: int) -> Job:
         job = self.store.cancel(job_id)
         self._observe(job)

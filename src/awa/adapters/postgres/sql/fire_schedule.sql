@@ -17,7 +17,7 @@ WITH t AS (
     FROM t
     WHERE s.name = %(name)s AND s.next_fire_at = %(expected_next)s AND NOT s.paused
     RETURNING s.name
-), {part:new_jobs},
+), {part:new_job_arrays}, {part:new_jobs},
 inserted AS (
     {part:insert_new_jobs}
     WHERE EXISTS (SELECT 1 FROM advanced)

@@ -18,32 +18,7 @@
 --   runs it again and then sees the holder. jobs_pkey (identity) assigns ids in request order.
 WITH t AS (
     SELECT coalesce(%(now)s::timestamptz, now()) AS now
-), {part:new_jobs},
-held AS (
-    SELECT DISTINCT ON (n.ord) n.ord, j.id
-    FROM n
-    JOIN awa.jobs AS j
-      ON j.unique_key = n.unique_key AND j.unique_states & awa.state_bit(j.state) <> 0
-    ORDER BY n.ord, j.id
-), repeated AS (
-    SELECT k.ord, k.first_ord
-    FROM (SELECT n.ord, min(n.ord) OVER (PARTITION BY n.unique_key) AS first_ord
-          FROM n
-          WHERE %(may_repeat)s
-            AND n.unique_key IS NOT NULL
-            AND n.ord NOT IN (SELECT ord FROM held)) AS k
-    WHERE k.first_ord < k.ord
-), inserted AS (
-    {part:insert_new_jobs}
-    WHERE n.ord NOT IN (SELECT ord FROM held)
-      AND n.ord NOT IN (SELECT ord FROM repeated)
-      AND (%(skip_held)s OR NOT EXISTS (SELECT 1 FROM held UNION ALL SELECT 1 FROM repeated))
-    ORDER BY n.ord
-    RETURNING {job_columns}
-), woken AS (
-    SELECT count(pg_notify('awa_wakeup', w.queue)) AS queues
-    FROM (SELECT DISTINCT queue FROM inserted WHERE state = 'available') AS w
-)
+), {part:new_job_arrays}, {part:new_jobs}, {part:insert_unique}
 SELECT NULL::bigint AS blocked_ord, NULL::bigint AS repeat_of, {i.job_columns}, w.queues
 FROM inserted AS i CROSS JOIN woken AS w
 UNION ALL

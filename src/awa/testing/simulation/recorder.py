@@ -27,7 +27,7 @@ from awa.domain import (
     Snooze,
 )
 from awa.domain.defaults import CALLBACK_TIMEOUT_S, DEADLINE_S
-from awa.domain.rescue import dlq_reason_after
+from awa.domain.endings import dlq_reason_after
 from awa.ports import (
     Applied,
     ClaimStore,

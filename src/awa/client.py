@@ -177,10 +177,10 @@ class _Operations:
 
     # -- operators ----------------------------------------------------------------------------
     def list_jobs(
-        self, state: JobState | str | None, kind: str | None, queue: str | None, limit: int
+        self, state: JobState | str | None, kind: str | None, queue: str | None, **more: Any
     ) -> list[JobRecord]:
         checked = check_state(state) if state is not None else None
-        return self.store.list_jobs(state=checked, kind=kind, queue=queue, limit=limit)
+        return self.store.list_jobs(state=checked, kind=kind, queue=queue, **more)
 
     def resolve(self, callback_id: str, resolution: Resolution) -> JobRecord:
         return self.store.resolve_callback(callback_id, resolution)
@@ -342,8 +342,14 @@ class AsyncClient:
         kind: str | None = None,
         queue: str | None = None,
         limit: int = 100,
+        tag: str | None = None,
+        before_id: int | None = None,
+        newest_first: bool = False,
     ) -> list[JobRecord]:
-        return await self._call(self._ops.list_jobs, state, kind, queue, limit)
+        """Jobs outside the dead-letter queue, oldest first (``newest_first``: newest first);
+        ``before_id`` pages on from the last id of a newest-first page."""
+        page = {"tag": tag, "before_id": before_id, "newest_first": newest_first}
+        return await self._call(self._ops.list_jobs, state, kind, queue, limit=limit, **page)
 
     async def cancel(self, job_id: int) -> JobRecord:
         return await self._call(self.store.cancel, job_id)
@@ -509,8 +515,12 @@ class Client:
         kind: str | None = None,
         queue: str | None = None,
         limit: int = 100,
+        tag: str | None = None,
+        before_id: int | None = None,
+        newest_first: bool = False,
     ) -> list[JobRecord]:
-        return self._ops.list_jobs(state, kind, queue, limit)
+        page = {"tag": tag, "before_id": before_id, "newest_first": newest_first}
+        return self._ops.list_jobs(state, kind, queue, limit=limit, **page)
 
     def cancel(self, job_id: int) -> JobRecord:
         return self.store.cancel(job_id)

@@ -16,6 +16,8 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Protocol
 
+import attrs
+
 from awa.adapters._fencing import Decide, Locked, Writes, fence, stale_results
 from awa.domain import (
     CallbackNotFound,
@@ -52,7 +54,30 @@ from awa.ports.checks import (
     check_retention,
 )
 
-__all__ = ["StoreCore", "Transaction"]
+__all__ = ["JobQuery", "StoreCore", "Transaction"]
+
+
+@attrs.frozen
+class JobQuery:
+    """``list_jobs``'s checked filters, as one value an adapter's ``_list_jobs`` reads."""
+
+    state: JobState | None
+    kind: str | None
+    queue: str | None
+    tag: str | None
+    before_id: int | None
+    newest_first: bool
+    limit: int
+
+    def matches(self, job: Job) -> bool:
+        """Whether ``job`` passes the filters (the limit and order are the caller's)."""
+        return (
+            (self.state is None or job.state is self.state)
+            and (self.kind is None or job.kind == self.kind)
+            and (self.queue is None or job.queue == self.queue)
+            and (self.tag is None or self.tag in job.tags)
+            and (self.before_id is None or job.id < self.before_id)
+        )
 
 
 class Transaction(Protocol):
@@ -147,9 +172,7 @@ class StoreCore(abc.ABC):
         """From whichever home holds it."""
 
     @abc.abstractmethod
-    def _list_jobs(
-        self, state: JobState | None, kind: str | None, queue: str | None, limit: int
-    ) -> list[Job]: ...
+    def _list_jobs(self, query: JobQuery) -> list[Job]: ...
 
     @abc.abstractmethod
     def _set_queue_paused(self, queue: str, paused: bool) -> None:
@@ -337,9 +360,16 @@ class StoreCore(abc.ABC):
         kind: str | None = None,
         queue: str | None = None,
         limit: int = 100,
+        tag: str | None = None,
+        before_id: int | None = None,
+        newest_first: bool = False,
     ) -> list[Job]:
-        checked = check_list_filter(state, kind, queue, limit)
-        return self._list_jobs(checked, kind, queue, limit)
+        checked = check_list_filter(
+            state, kind, queue, limit, tag=tag, before_id=before_id, newest_first=newest_first
+        )
+        return self._list_jobs(
+            JobQuery(checked, kind, queue, tag, before_id, newest_first=newest_first, limit=limit)
+        )
 
     def cancel(self, job_id: int) -> Job:
         check_job_id(job_id)

@@ -1,6 +1,13 @@
 """Ports: what the runtime needs from a store and a clock, as ``typing.Protocol``."""
 
-from awa.ports.capabilities import AsyncInserts, Closes, InsertsOnConnection, Listens, Migrates
+from awa.ports.capabilities import (
+    AsyncInserts,
+    Closes,
+    InsertsOnConnection,
+    Listens,
+    Migrates,
+    SummarizesQueues,
+)
 from awa.ports.clock import Clock, SystemClock
 from awa.ports.results import (
     Applied,
@@ -22,11 +29,13 @@ from awa.ports.store import (
     DEFAULT_STALENESS_S,
     ClaimStore,
 )
+from awa.ports.summary import ENDED_WINDOW_S, DlqGroup, QueueSummary
 
 __all__ = [
     "BATCH_SIZE_MAX",
     "DEFAULT_DEADLINE_S",
     "DEFAULT_STALENESS_S",
+    "ENDED_WINDOW_S",
     "Applied",
     "AsyncInserts",
     "CallbackResolved",
@@ -34,6 +43,7 @@ __all__ = [
     "ClaimStore",
     "Clock",
     "Closes",
+    "DlqGroup",
     "Event",
     "Finish",
     "Heartbeat",
@@ -42,9 +52,11 @@ __all__ = [
     "Listens",
     "Migrates",
     "QueueStats",
+    "QueueSummary",
     "Rescued",
     "Stale",
     "StaleReason",
+    "SummarizesQueues",
     "SystemClock",
     "WriteResult",
 ]

@@ -31,6 +31,7 @@ from awa.domain.validation import (
     check_queue,
     check_seconds,
     check_state,
+    check_tags,
     check_text,
 )
 from awa.ports.results import Event, Finish, Heartbeat
@@ -164,11 +165,25 @@ def check_retention(older_than_s: object, limit: object) -> None:
     check_limit(limit)
 
 
-def check_list_filter(state: object, kind: object, queue: object, limit: object) -> JobState | None:
+def check_list_filter(
+    state: object,
+    kind: object,
+    queue: object,
+    limit: object,
+    *,
+    tag: object = None,
+    before_id: object = None,
+    newest_first: object = False,
+) -> JobState | None:
     """``list_jobs``'s filters; the state as a ``JobState``."""
     checked = check_state(state) if state is not None else None
     check_dlq_filter(queue, kind, all=True)
     check_limit(limit)
+    if tag is not None:
+        check_tags([tag])
+    if before_id is not None:
+        check_job_id(before_id)
+    check_flag("newest_first", newest_first)
     return checked
 
 

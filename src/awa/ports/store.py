@@ -133,8 +133,13 @@ class ClaimStore(Protocol):
         kind: str | None = None,
         queue: str | None = None,
         limit: int = 100,
+        tag: str | None = None,
+        before_id: int | None = None,
+        newest_first: bool = False,
     ) -> list[Job]:
-        """Jobs outside the dead-letter queue, oldest id first."""
+        """Jobs outside the dead-letter queue, oldest id first (``newest_first``: newest
+        first), holding ``tag`` when given; ``before_id``: only ids below it, so that a page of
+        a newest-first listing starts where the previous page ended."""
         ...
 
     def cancel(self, job_id: int) -> Job:

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, overload
 
 from awa.domain import DlqEntry, ErrorEntry, Job, JobState, NewJob, ValidationError
+from awa.ports.summary import DlqGroup, QueueSettings, QueueSummary, StateGroup, build_summary
 
 __all__ = [
     "JOB_COLUMNS",
@@ -25,6 +26,7 @@ __all__ = [
     "interval",
     "job_from_row",
     "restore_params",
+    "summary_from_row",
     "utc",
     "write_params",
 ]
@@ -302,3 +304,26 @@ def restore_params(jobs: Sequence[Job]) -> dict[str, Any]:
         tags=[dump_json(list(j.tags)) for j in jobs],
     )
     return params
+
+
+def _json_time(text: str | None) -> datetime | None:
+    """A ``timestamptz`` that travelled inside ``jsonb`` (ISO 8601 with an offset)."""
+    return None if text is None else utc(datetime.fromisoformat(text))
+
+
+def summary_from_row(row: Sequence[Any]) -> QueueSummary:
+    """``queue_summary.sql``'s row: the counted groups (JSON arrays) and the settings now."""
+    counted_at, window_s, states, dead, settings = row
+    return build_summary(
+        utc(counted_at),
+        float(window_s),
+        (
+            StateGroup(queue, _STATES[state], count, _json_time(oldest), ended)
+            for queue, state, count, oldest, ended in states
+        ),
+        (
+            DlqGroup(queue, kind, reason, count, utc(datetime.fromisoformat(latest)), ended)
+            for queue, kind, reason, count, latest, ended in dead
+        ),
+        (QueueSettings(queue, paused, dlq_enabled) for queue, paused, dlq_enabled in settings),
+    )

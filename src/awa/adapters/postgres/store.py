@@ -29,7 +29,7 @@ from psycopg.rows import TupleRow
 from psycopg.types.json import set_json_loads
 from psycopg_pool import ConnectionPool
 
-from awa.adapters._core import StoreCore
+from awa.adapters._core import JobQuery, StoreCore
 from awa.adapters._fencing import Locked, Writes, available_queues, stale_results
 from awa.adapters.postgres import migrations
 from awa.adapters.postgres._errors import translate_errors
@@ -42,6 +42,7 @@ from awa.adapters.postgres._rows import (
     interval,
     job_from_row,
     restore_params,
+    summary_from_row,
     utc,
     write_params,
 )
@@ -60,8 +61,10 @@ from awa.adapters.postgres.enqueue import insert_jobs, insert_jobs_async, insert
 from awa.adapters.postgres.listen import Subscriptions, pool_connector
 from awa.adapters.postgres.loop_inserts import LoopInserts
 from awa.domain import Complete, DlqEntry, Job, JobState, Lease, NewJob, ValidationError
+from awa.domain.validation import check_seconds
 from awa.ports import Applied, Clock, Event, Finish, QueueStats, WriteResult
 from awa.ports.checks import check_listener, check_new_jobs
+from awa.ports.summary import ENDED_WINDOW_S, QueueSummary
 
 __all__ = ["PostgresStore"]
 
@@ -349,17 +352,18 @@ class PostgresStore(StoreCore):
             rows = checked_rows(cur)
         return job_from_row(rows[0]) if rows else None
 
-    def _list_jobs(
-        self, state: JobState | None, kind: str | None, queue: str | None, limit: int
-    ) -> list[Job]:
+    def _list_jobs(self, query: JobQuery) -> list[Job]:
         params = {
-            "state": state.value if state is not None else None,
-            "kind": kind,
-            "queue": queue,
-            "limit": limit,
+            "state": query.state.value if query.state is not None else None,
+            "kind": query.kind,
+            "queue": query.queue,
+            "tag": query.tag,
+            "before_id": query.before_id,
+            "limit": query.limit,
         }
+        statement = "list_jobs_newest" if query.newest_first else "list_jobs"
         with self._statement("listing jobs") as cur:
-            cur.execute(SQL["list_jobs"], params)
+            cur.execute(SQL[statement], params)
             return [job_from_row(row) for row in checked_rows(cur)]
 
     def _set_queue_paused(self, queue: str, paused: bool) -> None:
@@ -386,6 +390,25 @@ class PostgresStore(StoreCore):
             )
             for queue, by_state, dlq_depth, paused, dlq_enabled, oldest in rows
         ]
+
+    # -- the queue summary (``awa.ports.SummarizesQueues``) --------------------------------------
+    def summarize_queues(self, *, window_s: float = ENDED_WINDOW_S) -> QueueSummary:
+        check_seconds("summary window", window_s, allow_zero=False)
+        params = {
+            "now": self._now(),
+            "window": timedelta(seconds=window_s),
+            "window_s": float(window_s),
+        }
+        with self._statement("counting the queues") as cur:
+            cur.execute(SQL["summarize_queues"], params)
+        summary = self.queue_summary()
+        assert summary is not None, "the summary just written is gone"
+        return summary
+
+    def queue_summary(self) -> QueueSummary | None:
+        with self._statement("reading the queue summary") as cur:
+            row = cur.execute(SQL["queue_summary"]).fetchone()
+        return None if row is None else summary_from_row(row)
 
     # -- the dead-letter queue ------------------------------------------------------------------
     def _list_dlq(self, queue: str | None, kind: str | None, limit: int) -> list[DlqEntry]:

@@ -27,6 +27,7 @@ mixin                      module                area
 ``DlqContract``            ``dlq``               the dead-letter queue
 ``HintContract``           ``hints``             subscribe and its wake-up hints
 ``MaintenanceContract``    ``maintenance``       promote, retention, leadership
+``SummaryContract``        ``summary``           the queue summary (an optional capability)
 ``RefusalContract``        ``refusals``          one table of refused inputs, every verb
 =========================  ====================  ============================================
 """
@@ -44,6 +45,7 @@ from awa.testing.contract.operators import OperatorContract
 from awa.testing.contract.outcomes import OutcomeContract
 from awa.testing.contract.refusals import REFUSALS, Given, Refusal, RefusalContract
 from awa.testing.contract.rescue import RescueContract
+from awa.testing.contract.summary import SummaryContract
 from awa.testing.contract.table import TableContract
 
 __all__ = [
@@ -62,6 +64,7 @@ __all__ = [
     "RefusalContract",
     "RescueContract",
     "StoreFixtures",
+    "SummaryContract",
     "TableContract",
 ]
 
@@ -77,6 +80,7 @@ class ClaimStoreContract(
     DlqContract,
     HintContract,
     MaintenanceContract,
+    SummaryContract,
     RefusalContract,
 ):
     """Pytest mix-in: the whole ``ClaimStore`` contract."""

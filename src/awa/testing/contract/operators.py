@@ -78,6 +78,27 @@ class OperatorContract(StoreFixtures):
         with pytest.raises(ValidationError):
             store.list_jobs(queue="NOT VALID")
 
+    def test_list_jobs_by_tag_and_newest_first_in_pages(self, store: ClaimStore) -> None:
+        jobs = store.insert(
+            [NewJob(kind="k", tags=("red",) if i % 2 else ("blue", "x")) for i in range(7)]
+        )
+        ids = [job.id for job in jobs]
+        assert [j.id for j in store.list_jobs(tag="red")] == ids[1::2]
+        assert [j.id for j in store.list_jobs(tag="x")] == ids[0::2]
+        assert store.list_jobs(tag="re") == []  # a whole tag, not a substring
+        first = store.list_jobs(newest_first=True, limit=3)
+        assert [j.id for j in first] == ids[::-1][:3]
+        second = store.list_jobs(newest_first=True, limit=3, before_id=first[-1].id)
+        assert [j.id for j in second] == ids[::-1][3:6]
+        last = store.list_jobs(newest_first=True, limit=3, before_id=second[-1].id)
+        assert [j.id for j in last] == ids[:1]
+        assert store.list_jobs(newest_first=True, before_id=ids[0]) == []
+        assert [j.id for j in store.list_jobs(tag="red", newest_first=True, limit=2)] == [
+            ids[5],
+            ids[3],
+        ]
+        assert [j.id for j in store.list_jobs(before_id=ids[2])] == ids[:2]
+
     def test_queue_stats_count_states_dlq_and_pause(self, store: ClaimStore) -> None:
         store.set_dlq_enabled("stats", True)
         store.insert([NewJob(kind="k", queue="stats") for _ in range(3)])

@@ -25,7 +25,7 @@ import pytest
 
 from awa.adapters.memory import ManualClock
 from awa.domain import Complete, CompleteCallback, Fail, Lease, NewJob, ValidationError
-from awa.ports import BATCH_SIZE_MAX, ClaimStore, Finish, Heartbeat, Listens
+from awa.ports import BATCH_SIZE_MAX, ClaimStore, Finish, Heartbeat, Listens, SummarizesQueues
 from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _park
 
 __all__ = ["REFUSALS", "Given", "Refusal", "RefusalContract"]
@@ -102,6 +102,8 @@ LEADER = "leader"
 TTL = "ttl"
 REASON = "reason"
 NO_FILTER = "give a queue or kind"
+TAG = "tag"
+WINDOW = "summary window"
 
 REFUSALS: tuple[Refusal, ...] = (
     # -- insert ------------------------------------------------------------------------------
@@ -194,6 +196,12 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("release_lead", "owner None", LEADER, None),
     # -- subscribe ---------------------------------------------------------------------------
     _row("subscribe", "listener not callable", "callable", None, capability=Listens),
+    # -- the queue summary -------------------------------------------------------------------
+    _row("summarize_queues", "window 0", WINDOW, window_s=0, capability=SummarizesQueues),
+    _row(
+        "summarize_queues", "window NaN", WINDOW, window_s=float("nan"), capability=SummarizesQueues
+    ),
+    _row("summarize_queues", "window a string", WINDOW, window_s="5m", capability=SummarizesQueues),
     # -- operators ---------------------------------------------------------------------------
     _row("get_job", "job id with SQL", JOB_ID, "1; DROP TABLE awa.jobs"),
     _row("get_job", "job id a bool", JOB_ID, True),
@@ -203,6 +211,11 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("list_jobs", "kind with a space", KIND, kind="1bad kind"),
     _row("list_jobs", "queue with spaces", QUEUE, queue="NOT VALID"),
     _row("list_jobs", "limit 0", LIMIT, limit=0),
+    _row("list_jobs", "empty tag", TAG, tag=""),
+    _row("list_jobs", "tag a list", TAG, tag=["a"]),
+    _row("list_jobs", "NUL in tag", NUL, tag="a\x00b"),
+    _row("list_jobs", "before_id a string", JOB_ID, before_id="10"),
+    _row("list_jobs", "newest_first a string", FLAG, newest_first="yes"),
     _row("pause_queue", "empty queue", QUEUE, ""),
     _row("pause_queue", "upper-case queue", QUEUE, "UPPER"),
     _row("resume_queue", "empty queue", QUEUE, ""),
@@ -252,6 +265,8 @@ def _populate(store: ClaimStore, clock: ManualClock) -> dict[Given, object]:
     _finish(store, _claim_one(store, "dead").lease, Fail("x", terminal=True))
     store.pause_queue("paused")
     assert store.try_lead(_LEADER, ttl_s=3600)
+    if isinstance(store, SummarizesQueues):
+        store.summarize_queues()
     clock.advance(5)  # now a write that slips through changes a timestamp, and "due" is due
     return {
         Given.LIVE_LEASE: running.lease,
@@ -268,6 +283,7 @@ def _snapshot(store: ClaimStore) -> tuple[object, ...]:
         store.list_dlq(limit=BATCH_SIZE_MAX),
         sorted(store.queue_stats(), key=lambda stats: stats.queue),
         store.try_lead(_PROBE, ttl_s=3600),
+        store.queue_summary() if isinstance(store, SummarizesQueues) else None,
     )
 
 

@@ -71,6 +71,13 @@ def form_fields(html: str) -> dict[str, str]:
     return {name: value.replace("&amp;", "&") for name, value in _HIDDEN.findall(html)}
 
 
+def csrf(client: TestClient) -> dict[str, str]:
+    """The CSRF field of this client's browser, from a page that has a form."""
+    page = client.get("/queues/default/pause")
+    assert page.status_code == 200, page.text
+    return {k: v for k, v in form_fields(page.text).items() if k == "csrf"}
+
+
 def act(client: TestClient, confirm_url: str, **extra: str) -> Any:
     """Open an action's confirmation page and submit its form; the response to the POST."""
     page = client.get(confirm_url)

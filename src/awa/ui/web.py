@@ -16,6 +16,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, Response
 
 from awa.cli.dlq import JobNotInDlq
+from awa.cli.jobs import NotCancellable
 from awa.cli.output import human_duration
 from awa.domain import (
     AwaError,
@@ -45,6 +46,7 @@ _STATUS = (
     (JobNotFound, 404),
     (IllegalTransition, 409),
     (JobNotInDlq, 409),
+    (NotCancellable, 409),
     (ValidationError, 400),
     (DatabaseError, 503),
     (SchemaNotMigrated, 503),

@@ -143,6 +143,10 @@ class Timeline:
     #: how the job ended, in the CLI's and the table's words; ``None`` while it is not over
     outcome: str | None
     rounds: int
+    #: the attempt the job waits to run, if it waits; and its round, when a retry reset the
+    #: attempt count since the last error (a new round begins with it)
+    next_attempt: int | None = None
+    next_round: int | None = None
 
 
 def timeline(job: Job, dead: DlqEntry | None) -> Timeline:
@@ -152,7 +156,17 @@ def timeline(job: Job, dead: DlqEntry | None) -> Timeline:
         AttemptRow(r, entry, end) for r, entry, end in zip(rounds, job.errors, ends, strict=True)
     )
     live = job.attempt if job.state.is_live else None
-    return Timeline(rows, live, _outcome(job, dead, ends), max(rounds, default=1))
+    last_round = max(rounds, default=1)
+    waiting = job.state in (JobState.SCHEDULED, JobState.AVAILABLE, JobState.RETRYABLE)
+    new_round = waiting and job.errors and job.attempt < job.errors[-1].attempt
+    return Timeline(
+        rows,
+        live,
+        _outcome(job, dead, ends),
+        last_round,
+        next_attempt=job.attempt + 1 if waiting else None,
+        next_round=last_round + 1 if new_round else None,
+    )
 
 
 def _outcome(job: Job, dead: DlqEntry | None, ends: list[AttemptEnd]) -> str | None:

@@ -394,13 +394,19 @@ class PostgresStore(StoreCore):
     # -- the queue summary (``awa.ports.SummarizesQueues``) --------------------------------------
     def summarize_queues(self, *, window_s: float = ENDED_WINDOW_S) -> QueueSummary:
         check_seconds("summary window", window_s, allow_zero=False)
-        params = {
-            "now": self._now(),
-            "window": timedelta(seconds=window_s),
-            "window_s": float(window_s),
-        }
-        with self._statement("counting the queues") as cur:
-            cur.execute(SQL["summarize_queues"], params)
+        with self._transaction("counting the queues") as tx:
+            now = tx.now()
+            since = now - timedelta(seconds=window_s)
+            window = {"now": now, "since": since}
+            states = tx.cur.execute(SQL["count_queue_states"], window).fetchall()
+            dead = tx.cur.execute(SQL["count_dead_letters"], window).fetchall()
+            params = {
+                "counted_at": now,
+                "window_s": float(window_s),
+                "states": dump_json([_json_row(row) for row in states]),
+                "dead": dump_json([_json_row(row) for row in dead]),
+            }
+            tx.cur.execute(SQL["keep_queue_summary"], params)
         summary = self.queue_summary()
         assert summary is not None, "the summary just written is gone"
         return summary
@@ -426,6 +432,11 @@ class PostgresStore(StoreCore):
         with self._statement("purging the dead-letter queue") as cur:
             cur.execute(SQL["purge_dlq"], {"queue": queue, "kind": kind})
             return cur.rowcount
+
+
+def _json_row(row: Sequence[Any]) -> list[Any]:
+    """A counted group as a JSON array: timestamps as ISO 8601 text."""
+    return [value.isoformat() if isinstance(value, datetime) else value for value in row]
 
 
 def _due_order(job: Job) -> tuple[datetime, int]:

@@ -2,9 +2,10 @@
 --
 -- One row: every queue's job counts by state (with how many ended within a window) and the
 -- dead-letter queue's counts by queue, kind and reason, as the maintenance leader last counted
--- them (summarize_queues.sql). Readers that must not count the job table on every request, the
--- dashboard and metrics, read this row instead (queue_summary.sql). The groups are kept as
--- JSON arrays: the row is written whole and read whole, never queried inside.
+-- them (count_queue_states.sql, count_dead_letters.sql, keep_queue_summary.sql). Readers that
+-- must not count the job table on every request, the dashboard and metrics, read this row
+-- instead (queue_summary.sql). The groups are kept as JSON arrays: the row is written whole
+-- and read whole, never queried inside.
 
 CREATE TABLE awa.queue_summary (
     only_row   boolean          PRIMARY KEY DEFAULT true,

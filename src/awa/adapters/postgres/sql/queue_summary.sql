@@ -1,4 +1,4 @@
--- Purpose: the queue summary as last counted (summarize_queues.sql), with every queue's
+-- Purpose: the queue summary as last counted (keep_queue_summary.sql), with every queue's
 --   settings as they are now. No row when nothing has counted the queues yet.
 -- Parameters: none.
 -- Transition: none (read only).

@@ -330,3 +330,26 @@ def test_times_are_shown_against_the_stores_clock(
     page = ui.get("/jobs/1").text
     assert "run at in 30m" in text(page)
     assert JobState.SCHEDULED.value in page
+
+
+def test_mounted_under_a_path_every_link_and_form_stays_under_it(store: ClaimStore) -> None:
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    from awa.ui import create_app
+    from tests.ui.conftest import act, browser_client
+
+    store.insert([NewJob(kind="k", queue="q")])
+    host = Starlette(routes=[Mount("/ops/awa", app=create_app(store))])
+    client = browser_client(host)
+    page = client.get("/ops/awa/jobs")
+    assert page.status_code == 200
+    links = re.findall(r'(?:href|action|src)="(/[^"]*)"', page.text)
+    assert links
+    assert all(link.startswith("/ops/awa/") for link in links), links
+    assert client.get("/ops/awa/static/awa.css").status_code == 200
+    assert "Path=/ops/awa/" in page.headers["set-cookie"]
+    done = act(client, "/ops/awa/queues/q/pause")
+    assert done.status_code == 200
+    assert 'href="/ops/awa/"' in done.text
+    assert any(s.paused for s in store.queue_stats())

@@ -36,6 +36,15 @@ def snapshot(store: ClaimStore) -> tuple[object, ...]:
     )
 
 
+def dead_letters(store: ClaimStore, clock: ManualClock, *, media: int) -> None:
+    """``media`` poison jobs dead-lettered on media, and one failed send on email."""
+    for queue in ("media", "email"):
+        store.set_dlq_enabled(queue, True)
+    for _ in range(media):
+        poison(store, clock)
+    failing(store, "send", "email", "boom")
+
+
 def test_cancel_a_job(ui: TestClient, store: ClaimStore) -> None:
     [job] = store.insert([NewJob(kind="send", queue="email")])
     store.claim("email", limit=1)
@@ -134,11 +143,7 @@ def test_dlq_retry_of_a_job_elsewhere_says_where_it_is(ui: TestClient, store: Cl
 def test_retry_the_dead_letters_of_one_queue_and_kind(
     ui: TestClient, store: ClaimStore, clock: ManualClock
 ) -> None:
-    for queue in ("media", "email"):
-        store.set_dlq_enabled(queue, True)
-    poison(store, clock)
-    poison(store, clock)
-    failing(store, "send", "email", "boom")
+    dead_letters(store, clock, media=2)
     confirm = ui.get("/dlq/retry?queue=media&kind=transcode")
     assert "Retry 2 dead-letter entries (queue=media, kind=transcode)?" in confirm.text
 
@@ -153,10 +158,7 @@ def test_retry_the_dead_letters_of_one_queue_and_kind(
 def test_purge_the_dead_letters_of_a_queue(
     ui: TestClient, store: ClaimStore, clock: ManualClock
 ) -> None:
-    for queue in ("media", "email"):
-        store.set_dlq_enabled(queue, True)
-    poison(store, clock)
-    failing(store, "send", "email", "boom")
+    dead_letters(store, clock, media=1)
     confirm = ui.get("/dlq/purge?queue=media")
     assert "Permanently delete 1 dead-letter entries (queue=media)?" in confirm.text
     done = act(ui, "/dlq/purge?queue=media")
@@ -167,10 +169,7 @@ def test_purge_the_dead_letters_of_a_queue(
 def test_bulk_actions_on_every_entry_need_all(
     ui: TestClient, store: ClaimStore, clock: ManualClock
 ) -> None:
-    for queue in ("media", "email"):
-        store.set_dlq_enabled(queue, True)
-    poison(store, clock)
-    failing(store, "send", "email", "boom")
+    dead_letters(store, clock, media=1)
     before = snapshot(store)
     for path in ("/dlq/retry", "/dlq/purge"):
         asked = ui.get(path)

@@ -120,61 +120,36 @@ class Actions:
 
     # -- jobs ---------------------------------------------------------------------------------
     async def cancel_job(self, request: Request) -> Response:
-        job_id: int = request.path_params["job_id"]
-        store = self.web.store
-        if request.method == "GET":
-
-            async def ask() -> Confirmation:
-                job = await self.web.call(store.get_job, job_id)
-                running = " Its running handler is signalled to stop." if job.state.is_live else ""
-                return Confirmation(
-                    title=f"Cancel job {job.id}",
-                    question=(
-                        f"Cancel job {job.id} ({job.kind} on {job.queue}), now {job.state.value}?"
-                    ),
-                    detail="It will not run again unless retried." + running,
-                    action="cancel_job",
-                    params={"job_id": job.id},
-                    button="Cancel the job",
-                    danger=True,
-                    back="job",
-                    back_params={"job_id": job.id},
-                )
-
-            return await self._confirm(request, ask)
-
-        async def act(_: dict[str, str]) -> tuple[str, list[tuple[str, str]]]:
-            try:
-                job = await self.web.call(store.cancel, job_id)
-            except IllegalTransition as exc:
-                raise NotCancellable(job_id, exc) from None
-            return job_result("cancelled", job), self._job_links(request, job)
-
-        return await self._act(request, act)
+        return await self._on_job(request, _cancel_confirmation, self._cancel, "cancelled")
 
     async def retry_job(self, request: Request) -> Response:
+        return await self._on_job(request, _retry_confirmation, self.web.store.retry, "retried")
+
+    def _cancel(self, job_id: int) -> Job:
+        try:
+            return self.web.store.cancel(job_id)
+        except IllegalTransition as exc:  # in the CLI's words
+            raise NotCancellable(job_id, exc) from None
+
+    async def _on_job(
+        self,
+        request: Request,
+        confirmation: Callable[[Job], Confirmation],
+        verb: Callable[[int], Job],
+        did: str,
+    ) -> Response:
+        """An action on the job of the path: its confirmation, or ``verb`` and what it did."""
         job_id: int = request.path_params["job_id"]
-        store = self.web.store
         if request.method == "GET":
 
             async def ask() -> Confirmation:
-                job = await self.web.call(store.get_job, job_id)
-                return Confirmation(
-                    title=f"Retry job {job.id}",
-                    question=f"Run job {job.id} ({job.kind} on {job.queue}) again?",
-                    detail="It gets a fresh attempt budget; its error history is kept.",
-                    action="retry_job",
-                    params={"job_id": job.id},
-                    button="Retry the job",
-                    back="job",
-                    back_params={"job_id": job.id},
-                )
+                return confirmation(await self.web.call(self.web.store.get_job, job_id))
 
             return await self._confirm(request, ask)
 
         async def act(_: dict[str, str]) -> tuple[str, list[tuple[str, str]]]:
-            job = await self.web.call(store.retry, job_id)
-            return job_result("retried", job), self._job_links(request, job)
+            job = await self.web.call(verb, job_id)
+            return job_result(did, job), self._job_links(request, job)
 
         return await self._act(request, act)
 
@@ -333,6 +308,34 @@ class Actions:
             back="dlq",
             back_query={"queue": queue, "kind": kind},
         )
+
+
+def _cancel_confirmation(job: Job) -> Confirmation:
+    running = " Its running handler is signalled to stop." if job.state.is_live else ""
+    return Confirmation(
+        title=f"Cancel job {job.id}",
+        question=f"Cancel job {job.id} ({job.kind} on {job.queue}), now {job.state.value}?",
+        detail="It will not run again unless retried." + running,
+        action="cancel_job",
+        params={"job_id": job.id},
+        button="Cancel the job",
+        danger=True,
+        back="job",
+        back_params={"job_id": job.id},
+    )
+
+
+def _retry_confirmation(job: Job) -> Confirmation:
+    return Confirmation(
+        title=f"Retry job {job.id}",
+        question=f"Run job {job.id} ({job.kind} on {job.queue}) again?",
+        detail="It gets a fresh attempt budget; its error history is kept.",
+        action="retry_job",
+        params={"job_id": job.id},
+        button="Retry the job",
+        back="job",
+        back_params={"job_id": job.id},
+    )
 
 
 def _job_id(text: str) -> int:

@@ -231,3 +231,15 @@ def test_a_read_only_dashboard_refuses_every_action(
         assert "read-only" in shown
         assert not re.search(r'href="[^"]*/(cancel|retry|pause|resume|purge)\b', shown), page
         assert 'method="post"' not in shown
+
+
+def test_each_action_leaves_one_log_line_saying_what_was_done(
+    ui: TestClient, store: ClaimStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    store.insert([NewJob(kind="k", queue="media")])
+    with caplog.at_level("INFO", logger="awa.ui"):
+        act(ui, "/queues/media/pause")
+    assert [r.getMessage() for r in caplog.records if r.name == "awa.ui"] == [
+        "dashboard action from 127.0.0.1: queue media paused: no new claims (running attempts,"
+        " inserts and rescue go on)"
+    ]

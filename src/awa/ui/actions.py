@@ -20,6 +20,7 @@ dashboard every one of them answers 403 and changes nothing.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -44,6 +45,8 @@ from awa.ports import SummarizesQueues
 from awa.ui.web import Web
 
 __all__ = ["Actions"]
+
+log = logging.getLogger("awa.ui")
 
 
 @attrs.frozen
@@ -110,6 +113,8 @@ class Actions:
             message, links = await act(fields)
         except AwaError as exc:
             return self.web.failure(request, exc)
+        client = request.client.host if request.client else "?"
+        log.info("dashboard action from %s: %s", client, message)
         return self.web.render(request, "done.html", message=message, links=links)
 
     def _job_links(self, request: Request, job: Job) -> list[tuple[str, str]]:

@@ -40,7 +40,7 @@
 
   function refresh() {
     if (document.hidden || typing()) { schedule(); return; }
-    window.fetch(window.location.href, { credentials: "same-origin", headers: { "X-Awa-Live": "1" } })
+    window.fetch(window.location.href, { credentials: "same-origin" })
       .then(function (response) {
         if (!response.ok) { throw new Error("the page answered " + response.status); }
         return response.text();

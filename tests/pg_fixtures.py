@@ -54,7 +54,7 @@ __all__ = [
     "truncate",
 ]
 
-_TABLES = "awa.jobs, awa.dlq, awa.queues, awa.leader, awa.schedules, awa.workers"
+_TABLES = "awa.jobs, awa.dlq, awa.queues, awa.leader, awa.schedules, awa.workers, awa.queue_summary"
 
 
 # -- where the server comes from ----------------------------------------------------------------

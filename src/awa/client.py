@@ -233,12 +233,10 @@ class _Operations:
         kind: str | None,
         queue: str | None,
         limit: int,
-        before_id: int | None,
+        **page: Any,
     ) -> list[JobRecord]:
         checked = check_state(state) if state is not None else None
-        return self.store.list_jobs(
-            state=checked, kind=kind, queue=queue, limit=limit, before_id=before_id
-        )
+        return self.store.list_jobs(state=checked, kind=kind, queue=queue, limit=limit, **page)
 
     def count_jobs(self, state: JobState | str | None, kind: str | None, queue: str | None) -> int:
         checked = check_state(state) if state is not None else None
@@ -481,10 +479,13 @@ class AsyncClient:
         kind: str | None = None,
         queue: str | None = None,
         limit: int = 100,
+        tag: str | None = None,
         before_id: int | None = None,
     ) -> list[JobRecord]:
-        """Newest first; pass the last id of a page as ``before_id`` for the next one."""
-        return await self._call(self._ops.list_jobs, state, kind, queue, limit, before_id)
+        """Jobs outside the dead-letter queue, newest first, holding ``tag`` when given; pass
+        the last id of a page as ``before_id`` for the next one."""
+        page = {"tag": tag, "before_id": before_id}
+        return await self._call(self._ops.list_jobs, state, kind, queue, limit, **page)
 
     async def count_jobs(
         self,
@@ -788,9 +789,10 @@ class Client:
         kind: str | None = None,
         queue: str | None = None,
         limit: int = 100,
+        tag: str | None = None,
         before_id: int | None = None,
     ) -> list[JobRecord]:
-        return self._ops.list_jobs(state, kind, queue, limit, before_id)
+        return self._ops.list_jobs(state, kind, queue, limit, tag=tag, before_id=before_id)
 
     def count_jobs(
         self,

@@ -1,5 +1,6 @@
-"""Every ``awa`` command line shown in docs/ parses as written (usage lines with ``[...]``
-or ``...`` are grammar, not commands, and are left out)."""
+"""Every ``awa`` command line shown in docs/ parses as written: ``$ awa ...`` in console
+blocks (the other lines there are output), ``awa ...`` in bash blocks. Usage lines with
+``[...]`` or ``...`` are grammar, not commands, and are left out."""
 
 from __future__ import annotations
 
@@ -12,15 +13,18 @@ import pytest
 from awa.cli import build_parser
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-BLOCK = re.compile(r"```(?:console|bash)\n(.*?)```", re.DOTALL)
+BLOCK = re.compile(r"```(console|bash)\n(.*?)```", re.DOTALL)
 
 
 def _commands() -> list[tuple[str, str]]:
     found = []
     for page in sorted(DOCS.glob("*.md")):
-        for block in BLOCK.findall(page.read_text()):
+        for language, block in BLOCK.findall(page.read_text()):
+            prompt = "$ " if language == "console" else ""
             for line in block.splitlines():
-                command = line.removeprefix("$ ").strip()
+                if not line.startswith(prompt):
+                    continue
+                command = line.removeprefix(prompt).strip()
                 if not command.startswith("awa ") or "[" in command or "..." in command:
                     continue
                 found.append((page.name, command))

@@ -84,13 +84,16 @@ def _free_port() -> int:
 
 
 @contextmanager
-def serving_command(*args: str, env: dict[str, str]) -> Iterator[str]:
-    """``python -m awa callbacks serve ARGS --port P`` with ``env`` added to the environment,
-    until its port accepts; yields its URL and stops it with SIGINT."""
+def serving_command(
+    *args: str, env: dict[str, str], command: tuple[str, ...] = ("callbacks", "serve")
+) -> Iterator[str]:
+    """``python -m awa callbacks serve ARGS --port P`` (or another serving ``command``) with
+    ``env`` added to the environment, until its port accepts; yields its URL and stops it with
+    SIGINT."""
     port = _free_port()
     environment = {**os.environ, **env}
     server = subprocess.Popen(
-        [sys.executable, "-m", "awa", "callbacks", "serve", *args, "--port", str(port)],
+        [sys.executable, "-m", "awa", *command, *args, "--port", str(port)],
         env=environment,
         cwd=ROOT,
         stdout=subprocess.PIPE,
@@ -105,7 +108,7 @@ def serving_command(*args: str, env: dict[str, str]) -> Iterator[str]:
                 break
             except OSError:
                 assert server.poll() is None, server.communicate()
-                assert time.monotonic() < deadline, "awa callbacks serve did not start"
+                assert time.monotonic() < deadline, f"awa {' '.join(command)} did not start"
                 time.sleep(0.05)
         yield f"http://127.0.0.1:{port}"
     finally:

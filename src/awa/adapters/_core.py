@@ -22,6 +22,8 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Protocol, TypeVar
 
+import attrs
+
 from awa.adapters._fencing import Decide, Locked, Writes, fence, stale_results
 from awa.domain import (
     CallbackNotFound,
@@ -83,7 +85,7 @@ from awa.ports.checks import (
     check_unique_job,
 )
 
-__all__ = ["KEY_RACE_RERUNS", "StoreCore", "Transaction", "UniqueKeyRace"]
+__all__ = ["KEY_RACE_RERUNS", "JobQuery", "StoreCore", "Transaction", "UniqueKeyRace"]
 
 R = TypeVar("R")
 #: how often a verb runs again when concurrent inserts keep taking the key it retakes
@@ -93,6 +95,29 @@ KEY_RACE_RERUNS = 5
 class UniqueKeyRace(Exception):
     """A store's unique-key enforcement refused a write the core had checked: a concurrent
     transaction took the key in between. Nothing was written; the core runs the verb again."""
+
+
+@attrs.frozen
+class JobQuery:
+    """``list_jobs``'s checked filters, as one value an adapter's ``_list_jobs`` reads: the
+    matching jobs newest id first, ids below ``before_id`` when given, at most ``limit``."""
+
+    state: JobState | None
+    kind: str | None
+    queue: str | None
+    tag: str | None
+    before_id: int | None
+    limit: int
+
+    def matches(self, job: Job) -> bool:
+        """Whether ``job`` passes the filters (the limit and order are the caller's)."""
+        return (
+            (self.state is None or job.state is self.state)
+            and (self.kind is None or job.kind == self.kind)
+            and (self.queue is None or job.queue == self.queue)
+            and (self.tag is None or self.tag in job.tags)
+            and (self.before_id is None or job.id < self.before_id)
+        )
 
 
 class Transaction(Protocol):
@@ -216,15 +241,8 @@ class StoreCore(abc.ABC):
         """From whichever home holds it."""
 
     @abc.abstractmethod
-    def _list_jobs(
-        self,
-        state: JobState | None,
-        kind: str | None,
-        queue: str | None,
-        limit: int,
-        before_id: int | None,
-    ) -> list[Job]:
-        """Newest id first, ids below ``before_id`` when given."""
+    def _list_jobs(self, query: JobQuery) -> list[Job]:
+        """The jobs ``query`` matches, newest id first, at most ``query.limit``."""
 
     @abc.abstractmethod
     def _discard_failed(self, queue: str | None, kind: str | None) -> int:
@@ -509,10 +527,11 @@ class StoreCore(abc.ABC):
         kind: str | None = None,
         queue: str | None = None,
         limit: int = 100,
+        tag: str | None = None,
         before_id: int | None = None,
     ) -> list[Job]:
-        checked = check_list_filter(state, kind, queue, limit, before_id)
-        return self._list_jobs(checked, kind, queue, limit, before_id)
+        checked = check_list_filter(state, kind, queue, limit, tag=tag, before_id=before_id)
+        return self._list_jobs(JobQuery(checked, kind, queue, tag, before_id, limit=limit))
 
     def count_jobs(
         self,
@@ -521,7 +540,7 @@ class StoreCore(abc.ABC):
         kind: str | None = None,
         queue: str | None = None,
     ) -> int:
-        checked = check_list_filter(state, kind, queue, 1, None)
+        checked = check_list_filter(state, kind, queue, 1)
         return self._count_jobs(checked, kind, queue)
 
     def cancel(self, job_id: int) -> Job:

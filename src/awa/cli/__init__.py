@@ -24,7 +24,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from awa.cli import callbacks, cron, dlq, jobs, migrate, queues, simulate, worker
+from awa.cli import callbacks, cron, dlq, jobs, migrate, queues, simulate, ui, worker
 from awa.cli.arguments import Parser, UsageError, common_options
 from awa.cli.connect import URL_ENV_VARS
 from awa.cli.output import printable
@@ -40,7 +40,7 @@ EXIT_REFUSED = 2
 EXIT_INTERRUPTED = 130
 
 #: the command groups, in ``awa --help`` order: a new group is one more module here
-GROUPS = (migrate, worker, simulate, jobs, queues, dlq, cron, callbacks)
+GROUPS = (migrate, worker, simulate, jobs, queues, dlq, cron, callbacks, ui)
 
 
 def build_parser() -> Parser:

@@ -7,44 +7,43 @@ from __future__ import annotations
 
 import attrs
 
-from awa.domain import ErrorEntry, Job, JobState, RescueCause
-from awa.domain.defaults import HANDLER_PANICKED
+from awa.domain import AttemptEnd, ErrorEntry, Job, JobState, attempt_end
 
 __all__ = ["REPEAT_MIN", "Diagnosis", "diagnose", "error_rounds"]
 
 #: how many attempts in a row must end with one message before it counts as a pattern
 REPEAT_MIN = 2
 
-# what a run of a message the lifecycle writes itself says: whether it points at the process,
-# and where to look. The messages are the rescue causes' texts (``awa.domain.rescue``) and the
-# prefix of a panic (``awa.runtime.outcomes``).
-_CAUSE_HINTS = {
-    RescueCause.HEARTBEAT_STALE: (
+# what a run of attempts that ended the same way says, for the ways the lifecycle records
+# itself (``awa.domain.endings``): whether it points at the process, and where to look
+_END_HINTS = {
+    AttemptEnd.HEARTBEAT_STALE: (
         True,
         "the worker process died while running this job every time (crash, OOM kill, SIGKILL,"
         " eviction, a native extension): look at the process, not the handler's error path",
     ),
-    RescueCause.DEADLINE_EXCEEDED: (
+    AttemptEnd.DEADLINE_EXCEEDED: (
         True,
         "the attempt hung past the queue's deadline_duration every time: look at what the process"
         " blocks on (I/O without a timeout, a lock, a busy loop), not the handler's error path",
     ),
-    RescueCause.CALLBACK_TIMEOUT: (
+    AttemptEnd.CALLBACK_TIMEOUT: (
         False,
         "the external system never answered the callback: look at the system that should call"
         " back, not the handler",
     ),
-    RescueCause.WORKER_SHUTDOWN: (
+    AttemptEnd.WORKER_SHUTDOWN: (
         True,
         "every attempt outlived its worker's shutdown timeout: the handler takes longer than"
         " deploys allow (raise --shutdown-timeout and the orchestrator's grace period, or make"
         " the handler resumable), or it hangs",
     ),
+    AttemptEnd.PANICKED: (
+        True,
+        "the handler escaped with a BaseException every time: look at what it calls that"
+        " exits or interrupts, not at ordinary exceptions",
+    ),
 }
-_PANIC_HINT = (
-    "the handler escaped with a BaseException every time: look at what it calls that exits"
-    " or interrupts, not at ordinary exceptions"
-)
 
 
 @attrs.frozen
@@ -79,12 +78,10 @@ def diagnose(job: Job) -> Diagnosis | None:
         streak += 1
     if streak < REPEAT_MIN or not last:
         return None
-    cause = RescueCause.of_error(last)
-    if cause is not None:
-        points_at_process, hint = _CAUSE_HINTS[cause]
+    end = attempt_end(job.errors[-1])
+    if end in _END_HINTS:
+        points_at_process, hint = _END_HINTS[end]
         return Diagnosis(last, streak, points_at_process, hint)
-    if last.startswith(HANDLER_PANICKED):
-        return Diagnosis(last, streak, True, _PANIC_HINT)
     hint = (
         "the handler fails the same way on every attempt: a poison input? raise"
         " awa.TerminalError for input that can never succeed"

@@ -11,18 +11,23 @@ from awa.cli import output as out
 from awa.cli.arguments import Commands, command, group, job_id, positive
 from awa.cli.guards import add_filter_options, confirm, filter_text, require_filter
 from awa.cli.session import Refused, Session
-from awa.client import Client
-from awa.domain import AwaError, JobNotFound
-from awa.ports import BATCH_SIZE_MAX
+from awa.domain import AwaError, Job, JobNotFound
+from awa.ports import BATCH_SIZE_MAX, ClaimStore
 
 __all__ = [
     "JobNotInDlq",
     "add_parser",
+    "count_matching",
     "dlq_depth",
     "dlq_list",
     "dlq_purge",
     "dlq_retry",
     "dlq_retry_bulk",
+    "filter_text",
+    "not_dead_lettered",
+    "purged_text",
+    "retried_text",
+    "retry_dead_letter",
 ]
 
 
@@ -54,10 +59,48 @@ def add_parser(commands: Commands) -> None:
     add_filter_options(p, "delete", "entries")
 
 
-def _dlq_matching(client: Client, queue: str | None, kind: str | None) -> str:
-    """How many dead-letter entries match, for a confirmation question."""
-    found = len(client.list_dlq(queue=queue, kind=kind, limit=BATCH_SIZE_MAX))
+# -- what the CLI and the dashboard (awa.ui) say and do alike ------------------------------------
+
+
+def retried_text(count: int, queue: str | None, kind: str | None) -> str:
+    return (
+        f"retried {count} dead-letter job(s) ({filter_text(queue, kind)}) with a fresh attempt"
+        " budget"
+    )
+
+
+def purged_text(count: int, queue: str | None, kind: str | None) -> str:
+    entries = "entry" if count == 1 else "entries"
+    return f"purged {count} dead-letter {entries} ({filter_text(queue, kind)})"
+
+
+def count_matching(store: ClaimStore, queue: str | None, kind: str | None) -> str:
+    """How many dead-letter entries match, for a confirmation question ("5000+" past the
+    largest batch a store lists)."""
+    found = len(store.list_dlq(queue=queue, kind=kind, limit=BATCH_SIZE_MAX))
     return f"{found}+" if found >= BATCH_SIZE_MAX else str(found)
+
+
+def retry_dead_letter(store: ClaimStore, job_id: int) -> Job:
+    """Row 20 for one job; ``JobNotInDlq`` (saying where the job is) when it exists but is
+    not dead-lettered, ``JobNotFound`` when it does not exist."""
+    try:
+        return store.retry_from_dlq(job_id)
+    except JobNotFound:
+        raise not_dead_lettered(store, job_id) from None
+
+
+def not_dead_lettered(store: ClaimStore, job_id: int) -> JobNotInDlq:
+    """The error for a job that is not in the dead-letter queue, saying where it is instead
+    (raises ``JobNotFound`` when it is nowhere)."""
+    elsewhere = store.get_job(job_id)
+    return JobNotInDlq(
+        f"job {job_id} is not in the dead-letter queue (it is {elsewhere.state.value});"
+        f" `awa job retry {job_id}` retries failed and cancelled jobs"
+    )
+
+
+# -- the commands --------------------------------------------------------------------------------
 
 
 def dlq_list(args: argparse.Namespace, session: Session) -> None:
@@ -106,14 +149,7 @@ def dlq_depth(args: argparse.Namespace, session: Session) -> None:
 
 def dlq_retry(args: argparse.Namespace, session: Session) -> None:
     with session.client(args) as client:
-        try:
-            job = client.retry_from_dlq(args.id)
-        except JobNotFound:
-            elsewhere = client.get_job(args.id)  # JobNotFound again when it is nowhere
-            raise JobNotInDlq(
-                f"job {args.id} is not in the dead-letter queue (it is {elsewhere.state.value});"
-                f" `awa job retry {args.id}` retries failed and cancelled jobs"
-            ) from None
+        job = retry_dead_letter(client.store, args.id)
     out.print_job_result("back from the dead-letter queue", job, session.stdout, as_json=args.json)
 
 
@@ -121,11 +157,10 @@ def dlq_retry_bulk(args: argparse.Namespace, session: Session) -> None:
     require_filter(args, "retry", "dead-letter entry")
     with session.client(args) as client:
         if args.all and args.queue is None and args.kind is None:
-            count = _dlq_matching(client, None, None)
+            count = count_matching(client.store, None, None)
             confirm(session, args, f"retry all {count} dead-letter entries in every queue")
         jobs = client.bulk_retry_from_dlq(queue=args.queue, kind=args.kind, all=args.all)
-    where = filter_text(args.queue, args.kind)
-    line = f"retried {len(jobs)} dead-letter job(s) ({where}) with a fresh attempt budget"
+    line = retried_text(len(jobs), args.queue, args.kind)
     out.print_jobs_result("retried", jobs, line, session.stdout, as_json=args.json)
 
 
@@ -135,17 +170,14 @@ def dlq_purge(args: argparse.Namespace, session: Session) -> None:
         return
     require_filter(args, "purge", "dead-letter entry")
     with session.client(args) as client:
-        count = _dlq_matching(client, args.queue, args.kind)
+        count = count_matching(client.store, args.queue, args.kind)
         where = filter_text(args.queue, args.kind)
         confirm(session, args, f"permanently delete {count} dead-letter entries ({where})")
         purged = client.purge_dlq(queue=args.queue, kind=args.kind, all=args.all)
     if args.json:
         out.print_json({"purged": purged}, session.stdout)
     else:
-        out.print_line(
-            f"purged {purged} dead-letter entr{'y' if purged == 1 else 'ies'} ({where})",
-            session.stdout,
-        )
+        out.print_line(purged_text(purged, args.queue, args.kind), session.stdout)
 
 
 def _purge_one(args: argparse.Namespace, session: Session) -> None:

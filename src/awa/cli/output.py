@@ -32,6 +32,7 @@ __all__ = [
     "dlq_entry_data",
     "human_duration",
     "job_data",
+    "job_result",
     "job_rows",
     "last_error",
     "print_job_result",
@@ -247,10 +248,15 @@ def print_job_result(
     if as_json:
         print_json({**(about or {}), "job": job_data(job)}, out)
         return
-    print_line(
+    print_line(job_result(verb, job), out)
+
+
+def job_result(verb: str, job: Job) -> str:
+    """One line naming the job, what was done to it and where that left it (the dashboard
+    says the same after its actions)."""
+    return (
         f"job {job.id} ({job.kind} on {job.queue}) {verb}; state {job.state.value},"
-        f" attempt {attempts(job)}, run_lease {job.run_lease}",
-        out,
+        f" attempt {attempts(job)}, run_lease {job.run_lease}"
     )
 
 

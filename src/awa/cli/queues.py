@@ -21,6 +21,7 @@ __all__ = [
     "queue_pause",
     "queue_resume",
     "queue_stats",
+    "switched",
 ]
 
 
@@ -75,12 +76,18 @@ def _queue_switch(args: argparse.Namespace, session: Session, paused: bool) -> N
         out.print_json({"queue": args.queue, "paused": paused}, session.stdout)
     elif paused:
         out.print_line(
-            f"queue {args.queue} paused: no new claims (running attempts, inserts and rescue go"
-            f" on); undo with `awa queue resume {args.queue}`",
+            f"{switched(args.queue, paused)}; undo with `awa queue resume {args.queue}`",
             session.stdout,
         )
     else:
-        out.print_line(f"queue {args.queue} resumed: workers claim from it again", session.stdout)
+        out.print_line(switched(args.queue, paused), session.stdout)
+
+
+def switched(queue: str, paused: bool) -> str:
+    """What pausing or resuming ``queue`` did, in one line."""
+    if paused:
+        return f"queue {queue} paused: no new claims (running attempts, inserts and rescue go on)"
+    return f"queue {queue} resumed: workers claim from it again"
 
 
 def queue_pause(args: argparse.Namespace, session: Session) -> None:

@@ -6,6 +6,7 @@ imports to keep it so.
 
 from awa.domain.backoff import BACKOFF_MAX_S, RandomSource, backoff_s
 from awa.domain.decisions import Decision
+from awa.domain.endings import AttemptEnd, attempt_end, attempt_ends
 from awa.domain.errors import (
     AwaError,
     CallbackNotFound,
@@ -66,6 +67,7 @@ __all__ = [
     "LIVE_STATES",
     "TERMINAL_STATES",
     "TRANSITIONS",
+    "AttemptEnd",
     "AwaError",
     "CallbackNotFound",
     "CallbackToken",
@@ -108,6 +110,8 @@ __all__ = [
     "UnknownJobKind",
     "ValidationError",
     "WaitForCallback",
+    "attempt_end",
+    "attempt_ends",
     "backoff_s",
     "holds_unique_key",
     "next_state",

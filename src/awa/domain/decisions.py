@@ -14,7 +14,7 @@ import attrs
 
 from awa.domain import outcomes as o
 from awa.domain.backoff import RandomSource, backoff_s
-from awa.domain.defaults import DEADLINE_S, PRIORITY_RANGE
+from awa.domain.defaults import DEADLINE_S, PRIORITY_RANGE, RETRY_REQUESTED
 from awa.domain.errors import CallbackNotFound, IllegalTransition
 from awa.domain.rescue import RescueCause
 from awa.domain.states import JobState
@@ -282,7 +282,7 @@ def finish(
             job,
             now,
             extra,
-            f"retry requested after {outcome.seconds:g}s",
+            f"{RETRY_REQUESTED} {outcome.seconds:g}s",
             retry_after_s=outcome.seconds,
             rng=rng,
         )

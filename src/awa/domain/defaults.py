@@ -13,6 +13,7 @@ __all__ = [
     "HEARTBEAT_INTERVAL_S",
     "MAX_ATTEMPTS_RANGE",
     "PRIORITY_RANGE",
+    "RETRY_REQUESTED",
     "STALENESS_S",
 ]
 
@@ -34,3 +35,5 @@ FAILED_BY_CALLBACK = "failed by callback"
 #: how an attempt's error starts when its handler escaped with a ``BaseException`` that is not
 #: an ``Exception`` (``SystemExit``, ``KeyboardInterrupt``, ...)
 HANDLER_PANICKED = "handler panicked"
+#: how the error of an attempt whose handler returned ``RetryAfter(s)`` starts
+RETRY_REQUESTED = "retry requested after"

@@ -6,9 +6,9 @@ import enum
 from datetime import datetime, timedelta
 
 from awa.domain.states import JobState
-from awa.domain.values import DlqReason, ErrorEntry, Job
+from awa.domain.values import DlqReason, Job
 
-__all__ = ["RescueCause", "dlq_reason_after", "rescue_cause"]
+__all__ = ["RescueCause", "rescue_cause"]
 
 
 class RescueCause(enum.Enum):
@@ -35,17 +35,6 @@ class RescueCause(enum.Enum):
 
 
 _BY_ERROR = {cause.error: cause for cause in RescueCause}
-
-
-def dlq_reason_after(last: ErrorEntry) -> str:
-    """The dead-letter reason the poison-job table gives a job whose last attempt ended with
-    ``last``."""
-    cause = RescueCause.of_error(last.error)
-    if cause is not None:
-        return cause.dlq_reason.value
-    if last.terminal:
-        return DlqReason.TERMINAL_ERROR.value
-    return DlqReason.MAX_ATTEMPTS_EXHAUSTED.value
 
 
 def rescue_cause(job: Job, now: datetime, staleness_s: float) -> RescueCause | None:

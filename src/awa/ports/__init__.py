@@ -7,6 +7,7 @@ from awa.ports.capabilities import (
     Listens,
     Migrates,
     Probes,
+    SummarizesQueues,
     TracksWorkers,
 )
 from awa.ports.clock import Clock, SystemClock
@@ -33,11 +34,13 @@ from awa.ports.store import (
     DEFAULT_STALENESS_S,
     ClaimStore,
 )
+from awa.ports.summary import ENDED_WINDOW_S, DlqGroup, QueueSummary
 
 __all__ = [
     "BATCH_SIZE_MAX",
     "DEFAULT_DEADLINE_S",
     "DEFAULT_STALENESS_S",
+    "ENDED_WINDOW_S",
     "Applied",
     "AsyncInserts",
     "CallbackResolved",
@@ -45,6 +48,7 @@ __all__ = [
     "ClaimStore",
     "Clock",
     "Closes",
+    "DlqGroup",
     "Event",
     "Finish",
     "FireRound",
@@ -56,9 +60,11 @@ __all__ = [
     "Probes",
     "QueueSettings",
     "QueueStats",
+    "QueueSummary",
     "Rescued",
     "Stale",
     "StaleReason",
+    "SummarizesQueues",
     "SystemClock",
     "TracksWorkers",
     "UnhandledKind",

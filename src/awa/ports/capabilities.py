@@ -12,6 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from awa.domain import Job, NewJob, OnConflict
 from awa.ports.results import Event, UnhandledKind
+from awa.ports.summary import ENDED_WINDOW_S, QueueSummary
 
 __all__ = [
     "AsyncInserts",
@@ -20,6 +21,7 @@ __all__ = [
     "Listens",
     "Migrates",
     "Probes",
+    "SummarizesQueues",
     "TracksWorkers",
 ]
 
@@ -128,4 +130,22 @@ class TracksWorkers(Protocol):
     def unhandled_kinds(self) -> list[UnhandledKind]:
         """Kinds runnable now on a queue where no live worker handles them, by queue and
         kind."""
+        ...
+
+
+@runtime_checkable
+class SummarizesQueues(Protocol):
+    """The store keeps a summary of its queues (``awa.ports.summary``), counted once per
+    maintenance interval by the leader, so that readers (the dashboard, metrics) never count
+    the job table themselves. Without it: readers call ``queue_stats()``, which counts on every
+    call."""
+
+    def summarize_queues(self, *, window_s: float = ENDED_WINDOW_S) -> QueueSummary:
+        """Count every queue now and keep the counts as the summary (replacing the last one);
+        ``window_s``: how far back to count the jobs that ended. Returns the new summary."""
+        ...
+
+    def queue_summary(self) -> QueueSummary | None:
+        """The summary as last counted, with every queue's settings as they are now; ``None``
+        when nothing has counted the queues yet."""
         ...

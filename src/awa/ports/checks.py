@@ -33,6 +33,7 @@ from awa.domain.validation import (
     check_queue,
     check_seconds,
     check_state,
+    check_tags,
     check_text,
 )
 from awa.ports.results import Event, Finish, Heartbeat
@@ -255,12 +256,20 @@ def check_queue_settings(
 
 
 def check_list_filter(
-    state: object, kind: object, queue: object, limit: object, before_id: object
+    state: object,
+    kind: object,
+    queue: object,
+    limit: object,
+    *,
+    tag: object = None,
+    before_id: object = None,
 ) -> JobState | None:
     """``list_jobs``'s filters; the state as a ``JobState``."""
     checked = check_state(state) if state is not None else None
     check_dlq_filter(queue, kind, all=True)
     check_limit(limit)
+    if tag is not None:
+        check_tags([tag])
     check_before_id(before_id)
     return checked
 

@@ -187,10 +187,12 @@ class ClaimStore(Protocol):
         kind: str | None = None,
         queue: str | None = None,
         limit: int = 100,
+        tag: str | None = None,
         before_id: int | None = None,
     ) -> list[Job]:
-        """Jobs outside the dead-letter queue, newest id first; ``before_id`` pages on to the
-        jobs older than it (pass the last id of the previous page)."""
+        """Jobs outside the dead-letter queue, newest id first, holding ``tag`` when given;
+        ``before_id`` pages on to the jobs older than it (pass the last id of the previous
+        page)."""
         ...
 
     def count_jobs(

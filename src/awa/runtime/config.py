@@ -44,6 +44,10 @@ def _interval_s(value: float) -> float:
     return check_seconds("interval", value, allow_zero=False)
 
 
+def _summary_interval_s(value: float) -> float:
+    return check_seconds("queue_summary_interval_s", value)
+
+
 @attrs.frozen(kw_only=True)
 class QueueConfig:
     """How this process works one queue."""
@@ -78,6 +82,9 @@ class RuntimeConfig:
     deadline_grace_s: float = attrs.field(default=1.0, converter=_interval_s)
     finished_retention_s: float = attrs.field(default=24 * 3600.0, converter=_interval_s)
     dlq_retention_s: float = attrs.field(default=30 * 24 * 3600.0, converter=_interval_s)
+    #: how often the leader counts every queue into the store's summary (the dashboard's and
+    #: the metrics' counts, ``awa.ports.SummarizesQueues``); 0: never
+    queue_summary_interval_s: float = attrs.field(default=10.0, converter=_summary_interval_s)
     #: a store call still running after this is abandoned and its service tries again
     store_call_timeout_s: float = attrs.field(default=60.0, converter=_interval_s)
     #: an event loop that has not turned for this long is logged (once), naming the job

@@ -8,13 +8,23 @@ attempt table, and the counters it moves."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from datetime import datetime
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 
 from awa.domain import AwaError, Fail, ValidationError
 from awa.domain import Job as JobRecord
 from awa.domain.validation import storable_text
-from awa.ports import Applied, ClaimStore, Clock, Finish, QueueStats, Rescued, Stale, WriteResult
+from awa.ports import (
+    Applied,
+    ClaimStore,
+    Clock,
+    Finish,
+    QueueStats,
+    Rescued,
+    Stale,
+    SummarizesQueues,
+    WriteResult,
+)
 from awa.runtime.attempt_table import AttemptTable, PendingOutcome
 from awa.runtime.attempts import Attempt
 from awa.runtime.config import QueueConfig, RuntimeConfig
@@ -245,9 +255,19 @@ class MaintenanceService:
         self.owner = owner
         self.staleness_s = staleness_s
         self.last_report = MaintenanceReport(leader=False)
+        #: the leader counts the queues into the store's summary, when the store keeps one
+        self.summarizes = (
+            isinstance(store, SummarizesQueues) and config.queue_summary_interval_s > 0
+        )
+        self._next_summary_at: datetime | None = None
 
     async def run_once(self, now: datetime) -> float | None:
-        report, rescued, stats = await self._call(self.run_sync)
+        summarize = self.summarizes and (
+            self._next_summary_at is None or now >= self._next_summary_at
+        )
+        report, rescued, stats = await self._call(self.run_sync, summarize)
+        if summarize and report.leader:
+            self._next_summary_at = now + timedelta(seconds=self.config.queue_summary_interval_s)
         if report.leader != self.last_report.leader:
             self._observers.leadership_changed(self.owner, report.leader)
         self.last_report = report
@@ -257,9 +277,13 @@ class MaintenanceService:
             self._observers.queues_measured(stats, now)
         return 0.0 if report.more else self.config.maintenance_interval_s
 
-    def run_sync(self) -> tuple[MaintenanceReport, list[Rescued], list[QueueStats] | None]:
-        """One round on a store thread: lead, rescue, promote, expire; and, for observers
-        that want it, read every queue's depth (the leader alone does, not every worker)."""
+    def run_sync(
+        self, summarize: bool = False
+    ) -> tuple[MaintenanceReport, Sequence[Rescued], Sequence[QueueStats] | None]:
+        """One round on a store thread: lead, rescue, promote, expire; then, when
+        ``summarize``, count every queue into the store's summary, and for observers that want
+        them, hand them the counts (the leader alone counts, not every worker). A store without
+        a summary is read with ``queue_stats()`` each round instead, if an observer wants it."""
         store, cfg, limit = self._store, self.config, self.config.maintenance_batch_max
         ttl_s = 3 * cfg.maintenance_interval_s
         if not store.try_lead(self.owner, ttl_s=ttl_s):
@@ -268,7 +292,11 @@ class MaintenanceService:
         promoted = store.promote(limit=limit)
         deleted = store.delete_finished(older_than_s=cfg.finished_retention_s, limit=limit)
         expired = store.expire_dlq(older_than_s=cfg.dlq_retention_s, limit=limit)
-        stats = store.queue_stats() if self._observers.wants_queue_stats else None
+        stats: Sequence[QueueStats] | None = None
+        if summarize and isinstance(store, SummarizesQueues):
+            stats = store.summarize_queues().queues
+        elif self._observers.wants_queue_stats and not self.summarizes:
+            stats = store.queue_stats()
         counts = (len(rescued), len(promoted), deleted, expired)
         return MaintenanceReport(True, *counts, more=max(counts) >= limit), rescued, stats
 

@@ -12,6 +12,7 @@ import itertools
 import random
 import threading
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -19,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from awa.adapters._core import StoreCore, Transaction, UniqueKeyRace
+from awa.adapters._core import JobQuery, StoreCore, Transaction, UniqueKeyRace
 from awa.adapters._fencing import Locked, Writes
 from awa.adapters._presence import WorkerPresence
 from awa.adapters.memory.faults import FaultHooks, SimulatedCrash
@@ -38,6 +39,7 @@ from awa.domain import (
 from awa.domain.defaults import PRIORITY_RANGE
 from awa.domain.rescue import rescue_cause
 from awa.domain.unique import Blocked, answer_inserts, blocked_inserts, refuse_blocked
+from awa.domain.validation import check_seconds
 from awa.ports import (
     Applied,
     CallbackResolved,
@@ -56,6 +58,13 @@ from awa.ports import (
     WriteResult,
 )
 from awa.ports.checks import check_listener
+from awa.ports.summary import (
+    ENDED_WINDOW_S,
+    DlqGroup,
+    QueueSummary,
+    StateGroup,
+    build_summary,
+)
 
 __all__ = ["MemoryStore"]
 
@@ -95,6 +104,16 @@ class _QueueSettings:
     dlq_retention_s: float | None = None
 
 
+@attrs.frozen
+class _Counted:
+    """The groups ``summarize_queues`` counted, kept until the next count."""
+
+    at: datetime
+    window_s: float
+    states: tuple[StateGroup, ...]
+    dead: tuple[DlqGroup, ...]
+
+
 class MemoryStore(StoreCore, WorkerPresence):
     """``ClaimStore`` held in process memory. Thread-safe; deterministic given its clock and
     ``rng`` (backoff jitter and callback ids)."""
@@ -126,6 +145,7 @@ class MemoryStore(StoreCore, WorkerPresence):
         self._listeners: list[Callable[[Event], None]] = []
         self._events: list[Event] = []
         self._depth = 0
+        self._summary: _Counted | None = None
 
     @contextmanager
     def _tx(self) -> Iterator[None]:
@@ -436,21 +456,11 @@ class MemoryStore(StoreCore, WorkerPresence):
             entry = self._dlq.get(job_id)
             return entry.job if entry is not None else self._jobs.get(job_id)
 
-    def _list_jobs(
-        self,
-        state: JobState | None,
-        kind: str | None,
-        queue: str | None,
-        limit: int,
-        before_id: int | None,
-    ) -> list[Job]:
+    def _list_jobs(self, query: JobQuery) -> list[Job]:
         with self._tx():
-            newest_first = (
-                self._jobs[job_id]
-                for job_id in sorted(self._jobs, reverse=True)
-                if before_id is None or job_id < before_id
-            )
-            return list(itertools.islice(_matching(newest_first, state, kind, queue), limit))
+            newest_first = map(self._jobs.__getitem__, sorted(self._jobs, reverse=True))
+            jobs = (job for job in newest_first if query.matches(job))
+            return list(itertools.islice(jobs, query.limit))
 
     def _count_jobs(self, state: JobState | None, kind: str | None, queue: str | None) -> int:
         with self._tx():
@@ -528,6 +538,59 @@ class MemoryStore(StoreCore, WorkerPresence):
             for e in sorted(self._dlq.values(), key=lambda e: (e.dlq_at, e.job.id))
             if (queue is None or e.job.queue == queue) and (kind is None or e.job.kind == kind)
         )
+
+    # -- the queue summary (``awa.ports.SummarizesQueues``) ----------------------------------------
+    def summarize_queues(self, *, window_s: float = ENDED_WINDOW_S) -> QueueSummary:
+        check_seconds("summary window", window_s, allow_zero=False)
+        with self._tx():
+            now = self.clock.now()
+
+            def ended(at: datetime | None) -> bool:
+                return at is not None and now - timedelta(seconds=window_s) < at <= now
+
+            jobs = self._jobs.values()
+            counts = Counter((j.queue, j.state) for j in jobs)
+            ends = Counter((j.queue, j.state) for j in jobs if ended(j.finalized_at))
+            oldest: dict[str, datetime] = {}
+            for job in jobs:
+                if job.state is JobState.AVAILABLE:
+                    oldest[job.queue] = min(job.run_at, oldest.get(job.queue, job.run_at))
+            states = tuple(
+                StateGroup(
+                    queue,
+                    state,
+                    n,
+                    oldest.get(queue) if state is JobState.AVAILABLE else None,
+                    ends[queue, state],
+                )
+                for (queue, state), n in counts.items()
+            )
+            entries = [((e.job.queue, e.job.kind, e.reason), e.dlq_at) for e in self._dlq.values()]
+            depth = Counter(key for key, _ in entries)
+            arrived = Counter(key for key, at in entries if ended(at))
+            latest: dict[tuple[str, str, str], datetime] = {}
+            for key, at in entries:
+                latest[key] = max(at, latest.get(key, at))
+            dead = tuple(
+                DlqGroup(*key, count=n, latest_at=latest[key], ended=arrived[key])
+                for key, n in depth.items()
+            )
+            self._summary = _Counted(now, float(window_s), states, dead)
+            summary = self.queue_summary()
+            assert summary is not None
+            return summary
+
+    def queue_summary(self) -> QueueSummary | None:
+        with self._tx():
+            counted = self._summary
+            if counted is None:
+                return None
+            settings = [
+                QueueSettings(name, **attrs.asdict(queue)) for name, queue in self._queues.items()
+            ]
+            return build_summary(
+                counted.at, counted.window_s, counted.states, counted.dead, settings
+            )
 
     def _list_dlq(
         self, queue: str | None, kind: str | None, limit: int, before_id: int | None

@@ -24,6 +24,8 @@ from awa.domain import (
     Unique,
     ValidationError,
 )
+from awa.ports.results import QueueSettings
+from awa.ports.summary import DlqGroup, QueueSummary, StateGroup, build_summary
 
 __all__ = [
     "JOB_COLUMNS",
@@ -42,6 +44,7 @@ __all__ = [
     "restore_params",
     "schedule_from_row",
     "schedule_params",
+    "summary_from_row",
     "utc",
     "write_params",
 ]
@@ -532,3 +535,26 @@ def schedule_params(records: Sequence[ScheduleRecord]) -> dict[str, Any]:
         "created_at": [r.created_at for r in records],
         "updated_at": [r.updated_at for r in records],
     }
+
+
+def _json_time(text: str | None) -> datetime | None:
+    """A ``timestamptz`` that travelled inside ``jsonb`` (ISO 8601 with an offset)."""
+    return None if text is None else utc(datetime.fromisoformat(text))
+
+
+def summary_from_row(row: Sequence[Any]) -> QueueSummary:
+    """``queue_summary.sql``'s row: the counted groups (JSON arrays) and the settings now."""
+    counted_at, window_s, states, dead, settings = row
+    return build_summary(
+        utc(counted_at),
+        float(window_s),
+        (
+            StateGroup(queue, _STATES[state], count, _json_time(oldest), ended)
+            for queue, state, count, oldest, ended in states
+        ),
+        (
+            DlqGroup(queue, kind, reason, count, utc(datetime.fromisoformat(latest)), ended)
+            for queue, kind, reason, count, latest, ended in dead
+        ),
+        (QueueSettings(queue, paused, dlq_enabled) for queue, paused, dlq_enabled in settings),
+    )

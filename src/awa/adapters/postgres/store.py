@@ -29,7 +29,7 @@ from psycopg.rows import TupleRow
 from psycopg.types.json import set_json_loads
 from psycopg_pool import ConnectionPool
 
-from awa.adapters._core import StoreCore
+from awa.adapters._core import JobQuery, StoreCore
 from awa.adapters._fencing import Locked, Writes, available_queues, stale_results
 from awa.adapters._presence import WorkerPresence
 from awa.adapters.postgres import caller_connections, migrations
@@ -45,6 +45,7 @@ from awa.adapters.postgres._rows import (
     restore_params,
     schedule_from_row,
     schedule_params,
+    summary_from_row,
     utc,
     write_params,
 )
@@ -74,6 +75,7 @@ from awa.domain import (
     ScheduleRecord,
     decisions,
 )
+from awa.domain.validation import check_seconds
 from awa.ports import (
     Applied,
     Clock,
@@ -85,6 +87,7 @@ from awa.ports import (
     WriteResult,
 )
 from awa.ports.checks import check_insert, check_listener
+from awa.ports.summary import ENDED_WINDOW_S, QueueSummary
 
 __all__ = ["PostgresStore"]
 
@@ -422,20 +425,14 @@ class PostgresStore(StoreCore, WorkerPresence):
             rows = checked_rows(cur)
         return job_from_row(rows[0]) if rows else None
 
-    def _list_jobs(
-        self,
-        state: JobState | None,
-        kind: str | None,
-        queue: str | None,
-        limit: int,
-        before_id: int | None,
-    ) -> list[Job]:
+    def _list_jobs(self, query: JobQuery) -> list[Job]:
         params = {
-            "state": state.value if state is not None else None,
-            "kind": kind,
-            "queue": queue,
-            "limit": limit,
-            "before_id": before_id,
+            "state": query.state.value if query.state is not None else None,
+            "kind": query.kind,
+            "queue": query.queue,
+            "tag": query.tag,
+            "before_id": query.before_id,
+            "limit": query.limit,
         }
         with self._statement("listing jobs") as cur:
             cur.execute(SQL["list_jobs"], params)
@@ -502,6 +499,31 @@ class PostgresStore(StoreCore, WorkerPresence):
             ) in rows
         ]
 
+    # -- the queue summary (``awa.ports.SummarizesQueues``) --------------------------------------
+    def summarize_queues(self, *, window_s: float = ENDED_WINDOW_S) -> QueueSummary:
+        check_seconds("summary window", window_s, allow_zero=False)
+        with self._transaction("counting the queues") as tx:
+            now = tx.now()
+            since = now - timedelta(seconds=window_s)
+            window = {"now": now, "since": since}
+            states = tx.cur.execute(SQL["count_queue_states"], window).fetchall()
+            dead = tx.cur.execute(SQL["count_dead_letters"], window).fetchall()
+            params = {
+                "counted_at": now,
+                "window_s": float(window_s),
+                "states": dump_json([_json_row(row) for row in states]),
+                "dead": dump_json([_json_row(row) for row in dead]),
+            }
+            tx.cur.execute(SQL["keep_queue_summary"], params)
+        summary = self.queue_summary()
+        assert summary is not None, "the summary just written is gone"
+        return summary
+
+    def queue_summary(self) -> QueueSummary | None:
+        with self._statement("reading the queue summary") as cur:
+            row = cur.execute(SQL["queue_summary"]).fetchone()
+        return None if row is None else summary_from_row(row)
+
     # -- the dead-letter queue ------------------------------------------------------------------
     def _list_dlq(
         self, queue: str | None, kind: str | None, limit: int, before_id: int | None
@@ -563,6 +585,11 @@ class PostgresStore(StoreCore, WorkerPresence):
 
 def _seconds(seconds: float | None) -> timedelta | None:
     return None if seconds is None else timedelta(seconds=seconds)
+
+
+def _json_row(row: Sequence[Any]) -> list[Any]:
+    """A counted group as a JSON array: timestamps as ISO 8601 text."""
+    return [value.isoformat() if isinstance(value, datetime) else value for value in row]
 
 
 def _due_order(job: Job) -> tuple[datetime, int]:

@@ -31,6 +31,7 @@ mixin                      module                area
 ``QueueSettingsContract``  ``queue_settings``    configure_queue, retention per queue
 ``UniqueContract``         ``unique``            unique keys through every transition
 ``PeriodicContract``       ``periodic``          schedules, due fires, the fire's compare-and-set
+``SummaryContract``        ``summary``           the queue summary (an optional capability)
 ``RefusalContract``        ``refusals``          one table of refused inputs, every verb
 =========================  ====================  ============================================
 """
@@ -51,6 +52,7 @@ from awa.testing.contract.presence import PresenceContract
 from awa.testing.contract.queue_settings import QueueSettingsContract
 from awa.testing.contract.refusals import REFUSALS, Given, Refusal, RefusalContract
 from awa.testing.contract.rescue import RescueContract
+from awa.testing.contract.summary import SummaryContract
 from awa.testing.contract.table import TableContract
 from awa.testing.contract.unique import UniqueContract
 
@@ -73,6 +75,7 @@ __all__ = [
     "RefusalContract",
     "RescueContract",
     "StoreFixtures",
+    "SummaryContract",
     "TableContract",
     "UniqueContract",
 ]
@@ -93,6 +96,7 @@ class ClaimStoreContract(
     QueueSettingsContract,
     UniqueContract,
     PeriodicContract,
+    SummaryContract,
     RefusalContract,
 ):
     """Pytest mix-in: the whole ``ClaimStore`` contract."""

@@ -101,6 +101,19 @@ class OperatorContract(StoreFixtures):
         assert store.count_jobs(state=JobState.RUNNING, queue="q1") == 0
         assert store.count_jobs(kind="nothing") == 0
 
+    def test_list_jobs_by_tag_in_pages(self, store: ClaimStore) -> None:
+        jobs = store.insert(
+            [NewJob(kind="k", tags=("red",) if i % 2 else ("blue", "x")) for i in range(7)]
+        )
+        newest_first = [job.id for job in reversed(jobs)]
+        assert [j.id for j in store.list_jobs(tag="red")] == newest_first[1::2]
+        assert [j.id for j in store.list_jobs(tag="x")] == newest_first[0::2]
+        assert store.list_jobs(tag="re") == []  # a whole tag, not a substring
+        first = store.list_jobs(tag="x", limit=2)
+        assert [j.id for j in first] == newest_first[0:3:2]
+        rest = store.list_jobs(tag="x", limit=2, before_id=first[-1].id)
+        assert [j.id for j in rest] == newest_first[4::2]
+
     def test_queue_stats_count_states_dlq_and_pause(self, store: ClaimStore) -> None:
         store.set_dlq_enabled("stats", True)
         store.insert([NewJob(kind="k", queue="stats") for _ in range(3)])

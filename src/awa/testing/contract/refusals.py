@@ -34,7 +34,15 @@ from awa.domain import (
     Unique,
     ValidationError,
 )
-from awa.ports import BATCH_SIZE_MAX, ClaimStore, Finish, Heartbeat, Listens, TracksWorkers
+from awa.ports import (
+    BATCH_SIZE_MAX,
+    ClaimStore,
+    Finish,
+    Heartbeat,
+    Listens,
+    SummarizesQueues,
+    TracksWorkers,
+)
 from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _park
 
 __all__ = ["REFUSALS", "Given", "Refusal", "RefusalContract"]
@@ -115,6 +123,8 @@ NO_FILTER = "give a queue or kind"
 RETENTION = "retention must be"
 SCHEDULE = "invalid schedule name"
 NIGHTLY = Schedule(name="nightly", cron="0 3 * * *", job=NewJob(kind="report"))
+TAG = "tag"
+WINDOW = "summary window"
 
 REFUSALS: tuple[Refusal, ...] = (
     # -- insert ------------------------------------------------------------------------------
@@ -232,6 +242,12 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("forget_worker", "owner None", LEADER, None, capability=TW),
     # -- subscribe ---------------------------------------------------------------------------
     _row("subscribe", "listener not callable", "callable", None, capability=Listens),
+    # -- the queue summary -------------------------------------------------------------------
+    _row("summarize_queues", "window 0", WINDOW, window_s=0, capability=SummarizesQueues),
+    _row(
+        "summarize_queues", "window NaN", WINDOW, window_s=float("nan"), capability=SummarizesQueues
+    ),
+    _row("summarize_queues", "window a string", WINDOW, window_s="5m", capability=SummarizesQueues),
     # -- operators ---------------------------------------------------------------------------
     _row("get_job", "job id with SQL", JOB_ID, "1; DROP TABLE awa.jobs"),
     _row("get_job", "job id a bool", JOB_ID, True),
@@ -246,6 +262,9 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("count_jobs", "unknown state", "unknown job state", state="bogus"),
     _row("count_jobs", "kind with a space", KIND, kind="1bad kind"),
     _row("count_jobs", "queue with spaces", QUEUE, queue="NOT VALID"),
+    _row("list_jobs", "empty tag", TAG, tag=""),
+    _row("list_jobs", "tag a list", TAG, tag=["a"]),
+    _row("list_jobs", "NUL in tag", NUL, tag="a\x00b"),
     _row("pause_queue", "empty queue", QUEUE, ""),
     _row("pause_queue", "upper-case queue", QUEUE, "UPPER"),
     _row("resume_queue", "empty queue", QUEUE, ""),
@@ -329,6 +348,8 @@ def _populate(store: ClaimStore, clock: ManualClock) -> dict[Given, object]:
     assert store.try_lead(_LEADER, ttl_s=3600)
     if isinstance(store, TracksWorkers):
         store.record_worker(_LEADER, {"default": ["waiting"]}, ttl_s=3600)
+    if isinstance(store, SummarizesQueues):
+        store.summarize_queues()
     clock.advance(5)  # now a write that slips through changes a timestamp, and "due" is due
     return {
         Given.LIVE_LEASE: running.lease,
@@ -347,6 +368,7 @@ def _snapshot(store: ClaimStore) -> tuple[object, ...]:
         store.list_schedules(),
         store.try_lead(_PROBE, ttl_s=3600),
         store.unhandled_kinds() if isinstance(store, TracksWorkers) else None,
+        store.queue_summary() if isinstance(store, SummarizesQueues) else None,
     )
 
 

@@ -33,7 +33,7 @@ from awa.domain import (
     UniqueConflict,
 )
 from awa.domain.defaults import CALLBACK_TIMEOUT_S, DEADLINE_S
-from awa.domain.rescue import dlq_reason_after
+from awa.domain.endings import dlq_reason_after
 from awa.domain.unique import holds_unique_key
 from awa.ports import (
     Applied,

@@ -1,0 +1,125 @@
+"""The contract of the queue summary (``awa.ports.SummarizesQueues``): counted when asked, kept
+until the next count, and read back with the queue settings of now.
+
+An optional capability: a store without it is skipped here, and readers of queue counts call
+``queue_stats()`` instead.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from awa.adapters.memory import ManualClock
+from awa.domain import Complete, Fail, JobState, NewJob
+from awa.ports import ClaimStore, DlqGroup, SummarizesQueues
+from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _one
+
+__all__ = ["SummaryContract"]
+
+
+class SummaryContract(StoreFixtures):
+    """A summary says what the store held when it was counted, and when that was."""
+
+    @pytest.fixture
+    def summarizing(self, store: ClaimStore) -> SummarizesQueues:
+        if not isinstance(store, SummarizesQueues):
+            pytest.skip(f"{type(store).__name__} keeps no queue summary")
+        return store
+
+    def test_no_summary_until_the_queues_are_counted(
+        self, store: ClaimStore, summarizing: SummarizesQueues
+    ) -> None:
+        _one(store)
+        assert summarizing.queue_summary() is None
+
+    def test_summary_counts_states_oldest_available_and_dead_letters(
+        self, store: ClaimStore, summarizing: SummarizesQueues, clock: ManualClock
+    ) -> None:
+        store.set_dlq_enabled("mail", True)
+        first = _one(store, queue="mail", kind="send")
+        clock.advance(1)
+        store.insert([NewJob(kind="send", queue="mail") for _ in range(3)])
+        store.insert([NewJob(kind="later", queue="mail", run_at=clock.now() + timedelta(hours=1))])
+        dead = _claim_one(store, "mail")
+        assert dead.id == first.id
+        _finish(store, dead.lease, Fail("boom", terminal=True))
+        _one(store, queue="other")
+
+        summary = summarizing.summarize_queues()
+
+        assert summary.counted_at == clock.now()
+        assert [q.queue for q in summary.queues] == ["mail", "other"]
+        mail = summary.queue("mail")
+        assert mail is not None
+        assert mail.counts[JobState.AVAILABLE] == 3
+        assert mail.counts[JobState.SCHEDULED] == 1
+        assert mail.counts[JobState.FAILED] == 0  # dead-lettered: counted in dlq_depth
+        assert set(mail.counts) == set(JobState)
+        assert mail.dlq_depth == 1
+        assert mail.dlq_enabled
+        assert not mail.paused
+        assert mail.oldest_available_at == first.created_at + timedelta(seconds=1)
+        assert summary.dlq == (DlqGroup("mail", "send", "terminal_error", 1, clock.now(), ended=1),)
+        assert summarizing.queue_summary() == summary
+
+    def test_summary_counts_jobs_that_ended_within_the_window(
+        self, store: ClaimStore, summarizing: SummarizesQueues, clock: ManualClock
+    ) -> None:
+        store.insert([NewJob(kind="k", queue="w") for _ in range(4)])
+        _finish(store, _claim_one(store, "w").lease, Complete())  # ends outside the window
+        clock.advance(120)
+        _finish(store, _claim_one(store, "w").lease, Complete())
+        _finish(store, _claim_one(store, "w").lease, Fail("no", terminal=True))
+        store.cancel(_claim_one(store, "w").id)
+        clock.advance(1)
+
+        summary = summarizing.summarize_queues(window_s=60)
+
+        assert summary.window_s == 60
+        assert summary.ended["w"] == {
+            JobState.COMPLETED: 1,
+            JobState.FAILED: 1,
+            JobState.CANCELLED: 1,
+        }
+        stats = summary.queue("w")
+        assert stats is not None
+        assert stats.counts[JobState.COMPLETED] == 2
+
+    def test_summary_stays_as_counted_but_settings_are_read_now(
+        self, store: ClaimStore, summarizing: SummarizesQueues, clock: ManualClock
+    ) -> None:
+        _one(store, queue="q")
+        counted = summarizing.summarize_queues()
+        clock.advance(30)
+        _one(store, queue="q")
+        store.pause_queue("q")
+        store.set_dlq_enabled("fresh", True)
+
+        read = summarizing.queue_summary()
+
+        assert read is not None
+        assert read.counted_at == counted.counted_at
+        q = read.queue("q")
+        assert q is not None
+        assert q.counts[JobState.AVAILABLE] == 1  # the count of then
+        assert q.paused  # the setting of now
+        fresh = read.queue("fresh")
+        assert fresh is not None
+        assert fresh.dlq_enabled
+        assert sum(fresh.counts.values()) == 0
+        recounted = summarizing.summarize_queues()
+        assert recounted.counted_at == clock.now()
+        q = recounted.queue("q")
+        assert q is not None
+        assert q.counts[JobState.AVAILABLE] == 2
+
+    def test_an_emptied_store_summarizes_to_no_queues(
+        self, store: ClaimStore, summarizing: SummarizesQueues
+    ) -> None:
+        summarizing.summarize_queues()
+        summary = summarizing.queue_summary()
+        assert summary is not None
+        assert summary.queues == ()
+        assert summary.dlq == ()

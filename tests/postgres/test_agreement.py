@@ -93,6 +93,21 @@ _step = st.one_of(
     st.tuples(st.just("bulk_retry_from_dlq"), st.sampled_from(QUEUES)),
     st.tuples(st.just("pause"), st.sampled_from(QUEUES), st.booleans()),
     st.tuples(st.just("dlq_enabled"), st.sampled_from(QUEUES), st.booleans()),
+    st.tuples(st.just("release"), st.lists(st.integers(0, 50), min_size=1, max_size=3)),
+    st.tuples(
+        st.just("configure"),
+        st.sampled_from(QUEUES),
+        st.sampled_from([None, True, False]),
+        st.sampled_from([None, 60, 3600]),
+        st.sampled_from([None, 60, 3600]),
+    ),
+    st.tuples(st.just("delete_finished"), st.sampled_from([0, 100, 5000]), st.integers(1, 3)),
+    st.tuples(st.just("expire_dlq"), st.sampled_from([0, 100, 5000]), st.integers(1, 3)),
+    st.tuples(
+        st.just("count_jobs"),
+        st.sampled_from([None, *QUEUES]),
+        st.sampled_from([None, JobState.AVAILABLE, JobState.FAILED]),
+    ),
 )
 
 
@@ -145,13 +160,15 @@ class _Program:
             return store.insert([new])
         if name == "claim":
             return store.claim(args[0], limit=args[1], deadline_duration_s=300)
-        if name in ("finish", "finish_batch", "heartbeat", "register_callback"):
+        if name in ("finish", "finish_batch", "heartbeat", "register_callback", "release"):
             picks = args[0] if isinstance(args[0], list) else [args[0]]
             leases = [self._pick(self.leases, i) for i in picks]
             if any(lease is None for lease in leases):
                 return "no lease"
             if name == "heartbeat":
                 return store.heartbeat([Heartbeat(lease, progress={"n": 1}) for lease in leases])
+            if name == "release":
+                return store.release(leases)
             if name == "register_callback":
                 return store.register_callback(leases[0], timeout_s=600)
             kinds = [args[1]] if name == "finish" else ["complete", "fail", "retry", "wait"]
@@ -187,6 +204,20 @@ class _Program:
         if name == "dlq_enabled":
             store.set_dlq_enabled(args[0], args[1])
             return None
+        if name == "configure":
+            queue, dlq_enabled, finished_s, dlq_s = args
+            return store.configure_queue(
+                queue,
+                dlq_enabled=dlq_enabled,
+                finished_retention_s=finished_s,
+                dlq_retention_s=dlq_s,
+            )
+        if name == "delete_finished":
+            return store.delete_finished(older_than_s=args[0], limit=args[1])
+        if name == "expire_dlq":
+            return store.expire_dlq(older_than_s=args[0], limit=args[1])
+        if name == "count_jobs":
+            return store.count_jobs(queue=args[0], state=args[1])
         raise AssertionError(name)
 
     def _current(self, store: ClaimStore, lease: Lease) -> Job:

@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -142,7 +141,6 @@ def test_awa_worker_serves_metrics_stops_cleanly_on_sigterm_and_releases_the_han
 
 def test_awa_worker_on_a_closed_port_fails_within_seconds_naming_the_port() -> None:
     port = free_port()
-    started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "awa", "worker", APP],
         capture_output=True,
@@ -155,10 +153,12 @@ def test_awa_worker_on_a_closed_port_fails_within_seconds_naming_the_port() -> N
         },
         timeout=WAIT_S,
     )
-    elapsed_s = time.monotonic() - started
     assert done.returncode == 1
     [line] = done.stderr.splitlines()
     assert line.startswith("awa: error: ")
     assert f"127.0.0.1:{port}" in line
+    # the driver's own reason, from the first attempt: not a pool timeout after waiting (1.7 s
+    # wall time here, mostly imports; no timed assertion on a shared machine)
+    assert "Connection refused" in line
+    assert "timeout" not in line.lower()
     assert "Traceback" not in done.stderr
-    assert elapsed_s < 5, f"took {elapsed_s:.1f}s"  # the bound: refused, not timed out

@@ -51,6 +51,7 @@ from awa.domain import (
     Trigger,
     Unique,
     UniqueConflict,
+    ValidationError,
     WaitForCallback,
     decisions,
     holds_unique_key,
@@ -59,7 +60,15 @@ from awa.domain import (
 )
 from awa.domain.states import TERMINAL_STATES
 from awa.domain.values import CallbackToken
-from awa.ports import BATCH_SIZE_MAX, Applied, ClaimStore, Finish, Heartbeat, Stale
+from awa.ports import (
+    BATCH_SIZE_MAX,
+    Applied,
+    ClaimStore,
+    Finish,
+    Heartbeat,
+    QueueSettings,
+    Stale,
+)
 
 __all__ = ["STALENESS_S", "StoreFactory", "make_state_machine"]
 
@@ -118,6 +127,9 @@ def make_state_machine(
             self.clock = ManualClock()
             self.store = store_factory(self.clock)
             self.store.set_dlq_enabled(DLQ_QUEUE, True)
+            self.routed = {DLQ_QUEUE}  # queues whose failures go to the dead-letter queue
+            self.retention: dict[str, QueueSettings] = {}  # what configure_queue stored
+            self.failed_seen: set[int] = set()  # failed jobs whose home was checked
             self.models: dict[int, _Model] = {}
             self.callbacks: dict[str, int] = {}
             self.resolved: set[str] = set()
@@ -541,6 +553,98 @@ def make_state_machine(
                 self.store.resume_queue(queue)
                 self.paused.discard(queue)
 
+        @rule(
+            queue=st.sampled_from(QUEUES),
+            dlq_enabled=st.sampled_from([None, True, False]),
+            finished_s=st.sampled_from([None, 60, 3600]),
+            dlq_s=st.sampled_from([None, 60, 3600]),
+        )
+        def configure_queue(
+            self, queue: str, dlq_enabled: bool | None, finished_s: int | None, dlq_s: int | None
+        ) -> None:
+            before = self.retention.get(
+                queue, QueueSettings(queue, dlq_enabled=queue in self.routed)
+            )
+            try:
+                settings = self.store.configure_queue(
+                    queue,
+                    dlq_enabled=dlq_enabled,
+                    finished_retention_s=finished_s,
+                    dlq_retention_s=dlq_s,
+                )
+            except ValidationError:
+                assert (dlq_enabled, finished_s, dlq_s) == (None, None, None)
+                return
+            expected = attrs.evolve(
+                before,
+                paused=queue in self.paused,
+                dlq_enabled=before.dlq_enabled if dlq_enabled is None else dlq_enabled,
+                finished_retention_s=before.finished_retention_s
+                if finished_s is None
+                else float(finished_s),
+                dlq_retention_s=before.dlq_retention_s if dlq_s is None else float(dlq_s),
+            )
+            assert settings == expected, f"{settings} stored, {expected} asked for"
+            self.retention[queue] = settings
+            (self.routed.add if settings.dlq_enabled else self.routed.discard)(queue)
+
+        def _kept_s(self, queue: str, older_than_s: int, dlq: bool) -> float:
+            """How long ``queue`` keeps finished jobs (dead letters): its own, or the default."""
+            settings = self.retention.get(queue)
+            own = None
+            if settings is not None:
+                own = settings.dlq_retention_s if dlq else settings.finished_retention_s
+            return older_than_s if own is None else own
+
+        @rule(older_than_s=st.sampled_from([0, 100, 5000]))
+        def delete_finished(self, older_than_s: int) -> None:
+            """Exactly the finished jobs past their queue's retention go (one at the very
+            cutoff may go or stay), and nothing else."""
+            now = self.clock.now()
+            jobs, _ = self._all()
+            past, at_cutoff = set(), set()
+            for job in jobs.values():
+                if not job.state.is_terminal or job.finalized_at is None:
+                    continue
+                cutoff = now - timedelta(seconds=self._kept_s(job.queue, older_than_s, False))
+                if job.finalized_at < cutoff:
+                    past.add(job.id)
+                elif job.finalized_at == cutoff:
+                    at_cutoff.add(job.id)
+            deleted = self.store.delete_finished(older_than_s=older_than_s, limit=BATCH_SIZE_MAX)
+            after, _ = self._all()
+            gone = set(jobs) - set(after)
+            assert past <= gone <= past | at_cutoff, f"deleted {gone}, expected {past}"
+            assert deleted == len(gone)
+            self._forget(gone)
+
+        @rule(older_than_s=st.sampled_from([0, 100, 5000]))
+        def expire_dlq(self, older_than_s: int) -> None:
+            """Row 21 by retention: exactly the dead letters past their queue's retention."""
+            now = self.clock.now()
+            entries = self.store.list_dlq(limit=BATCH_SIZE_MAX)
+            past, at_cutoff = set(), set()
+            for entry in entries:
+                kept_s = self._kept_s(entry.job.queue, older_than_s, True)
+                cutoff = now - timedelta(seconds=kept_s)
+                if entry.dlq_at < cutoff:
+                    past.add(entry.job.id)
+                elif entry.dlq_at == cutoff:
+                    at_cutoff.add(entry.job.id)
+            expired = self.store.expire_dlq(older_than_s=older_than_s, limit=BATCH_SIZE_MAX)
+            _, after = self._all()
+            gone = {entry.job.id for entry in entries} - set(after)
+            assert past <= gone <= past | at_cutoff, f"expired {gone}, expected {past}"
+            assert expired == len(gone)
+            self._forget(gone)
+
+        def _forget(self, job_ids: set[int]) -> None:
+            """Deleted jobs: nothing refers to them any more."""
+            for job_id in job_ids:
+                del self.models[job_id]
+                self.failed_seen.discard(job_id)
+            self.callbacks = {c: j for c, j in self.callbacks.items() if j not in job_ids}
+
         @precondition(lambda self: bool(self.models))
         @rule(index=st.integers(0, 200))
         def probe_leases_that_do_not_own_the_job(self, index: int) -> None:
@@ -601,8 +705,17 @@ def make_state_machine(
                     assert job.deadline_at is None
                 if job.state is JobState.WAITING_EXTERNAL:
                     assert job.callback_id is not None
-                if job.state is JobState.FAILED and job.queue == DLQ_QUEUE:
-                    assert job.id in dlq, "a failure on a DLQ queue stayed among the jobs"
+            # a job that has just failed went where its queue's routing said, at that moment
+            failed = {
+                j.id: j for j in (*jobs.values(), *dlq.values()) if j.state is JobState.FAILED
+            }
+            for job_id in failed.keys() - self.failed_seen:
+                routed = failed[job_id].queue in self.routed
+                assert (job_id in dlq) == routed, (
+                    f"job {job_id} failed on queue {failed[job_id].queue} (DLQ"
+                    f" {'on' if routed else 'off'}) and is {'' if job_id in dlq else 'not '}in it"
+                )
+            self.failed_seen = set(failed)
 
     ClaimStoreMachine.__name__ = ClaimStoreMachine.__qualname__ = "ClaimStoreMachine"
     return ClaimStoreMachine

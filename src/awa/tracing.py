@@ -8,11 +8,15 @@ become children of that span, and a handler that raises marks it as an error.
 
 This uses OpenTelemetry's API when it is installed (``pip install 'awa[metrics]'``) and does
 nothing otherwise. Until the application configures a tracer provider (the SDK's, or any
-other) no span is started at all, so an untraced worker pays one ``isinstance`` per attempt.
+other) no span is started at all. Whether one is configured is looked up at most once a second
+(OpenTelemetry reads an environment variable on every look-up, a few microseconds that a busy
+worker pays per job otherwise): a provider set after the worker started is used within a
+second, and once set it stays (OpenTelemetry never unsets one).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
@@ -32,6 +36,25 @@ else:
     _PROPAGATOR = TraceContextTextMapPropagator()
     _UNCONFIGURED = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
 
+_RECHECK_S = 1.0
+
+
+class _Provider:
+    """Whether a tracer provider is configured, as last looked up, and when to look again."""
+
+    configured = False
+    next_check = 0.0
+
+
+def _tracing() -> bool:
+    if trace is None or _Provider.configured:
+        return _Provider.configured
+    now = time.monotonic()
+    if now >= _Provider.next_check:
+        _Provider.configured = not isinstance(trace.get_tracer_provider(), _UNCONFIGURED)
+        _Provider.next_check = now + _RECHECK_S
+    return _Provider.configured
+
 
 def with_trace_context(metadata: Mapping[str, Any]) -> Mapping[str, Any]:
     """``metadata`` plus the current span's trace context, when there is a valid span and
@@ -50,7 +73,7 @@ def attempt_span(
 ) -> AbstractContextManager[object]:
     """The span one attempt's handler runs in (a context manager that does nothing while no
     tracer provider is configured)."""
-    if trace is None or isinstance(trace.get_tracer_provider(), _UNCONFIGURED):
+    if not _tracing():
         return nullcontext()
     carrier = {
         key: value

@@ -18,6 +18,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 import awa
+import awa.tracing
 from awa.metrics import Metrics
 
 from .conftest import Backend, idle_task, memory_clients, reaches, run, until
@@ -121,8 +122,35 @@ def spans(monkeypatch: pytest.MonkeyPatch) -> Iterator[InMemorySpanExporter]:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     monkeypatch.setattr(trace, "get_tracer_provider", lambda: provider)
+    _look_up_the_provider_again(monkeypatch)
     yield exporter
     provider.shutdown()
+
+
+def _look_up_the_provider_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forget what ``awa.tracing`` last found (restored after the test)."""
+    monkeypatch.setattr(awa.tracing._Provider, "configured", False)
+    monkeypatch.setattr(awa.tracing._Provider, "next_check", 0.0)
+
+
+def test_an_untraced_worker_looks_for_a_tracer_provider_at_most_once_a_second(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    looked: list[object] = []
+
+    def unconfigured() -> object:
+        looked.append(None)
+        return trace.ProxyTracerProvider()
+
+    monkeypatch.setattr(trace, "get_tracer_provider", unconfigured)
+    _look_up_the_provider_again(monkeypatch)
+    for job_id in range(1000):
+        with awa.tracing.attempt_span(job_id, "work", "default", 1, {}) as span:
+            assert span is None  # nullcontext: no span at all
+    assert len(looked) == 1
+    monkeypatch.setattr(awa.tracing._Provider, "next_check", 0.0)  # a second later
+    awa.tracing.attempt_span(1, "work", "default", 1, {})
+    assert len(looked) == 2
 
 
 def test_each_attempt_runs_in_a_child_of_the_span_that_inserted_the_job(

@@ -68,13 +68,16 @@ def with_trace_context(metadata: Mapping[str, Any]) -> Mapping[str, Any]:
     return {**metadata, **carrier} if carrier else metadata
 
 
+_NO_SPAN: AbstractContextManager[object] = nullcontext()  # reusable: it holds nothing
+
+
 def attempt_span(
     job_id: int, kind: str, queue: str, attempt: int, metadata: Mapping[str, Any]
 ) -> AbstractContextManager[object]:
     """The span one attempt's handler runs in (a context manager that does nothing while no
     tracer provider is configured)."""
     if not _tracing():
-        return nullcontext()
+        return _NO_SPAN
     carrier = {
         key: value
         for key in (TRACEPARENT, TRACESTATE)

@@ -6,6 +6,7 @@ state change goes through ``_move``, which asks the transition table.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
@@ -24,6 +25,7 @@ from awa.domain.values import DlqEntry, DlqReason, ErrorEntry, Job, NewJob
 
 __all__ = [
     "DRAINABLE_STATES",
+    "PLAIN_CLAIM_ORDER",
     "Decision",
     "cancel",
     "claim",
@@ -145,6 +147,10 @@ def effective_priority(job: Job, now: datetime, aging_s: float = 0.0) -> int:
 def claim_order(job: Job, now: datetime, aging_s: float = 0.0) -> tuple[int, datetime, int]:
     """Claim order: ``(effective priority, run_at, id)``, lowest first."""
     return (effective_priority(job, now, aging_s), job.run_at, job.id)
+
+
+#: ``claim_order`` without priority aging, as a sort key (a claimed batch is sorted per job)
+PLAIN_CLAIM_ORDER = operator.attrgetter("priority", "run_at", "id")
 
 
 #: ``drain_queue`` cancels every job an operator can cancel that no attempt is running

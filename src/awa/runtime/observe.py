@@ -169,7 +169,11 @@ class Observers(Observer):
         self._each("claimed", queue, jobs, now)
 
     def hears(self, ending: Ending) -> bool:
-        return any(observer.hears(ending) for observer in self._observers)
+        # a loop, not any(genexpr): asked once per attempt, the generator costs a busy worker
+        for observer in self._observers:  # noqa: SIM110
+            if observer.hears(ending):
+                return True
+        return False
 
     def attempt_ended(self, end: AttemptEnd) -> None:
         for observer in self._observers:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import socket
@@ -99,13 +100,14 @@ class Runtime:
         # manual clock or in a simulation they are a scheduled service like the others
         self._real_time = not inline_store_calls and isinstance(clock, SystemClock)
 
-        self.table = AttemptTable(on_released=lambda queue: self.wake(f"claim:{queue}"))
+        claim_slots = {q.queue: f"claim:{q.queue}" for q in queues}
+        self.table = AttemptTable(on_released=lambda queue: self.wake(claim_slots[queue]))
         self.dispatch = Dispatch(
             registry,
             self.table,
             HandlerServices(store, clock, self.store_call, self.wait),
             handler_threads=sum(q.concurrency for q in queues),
-            on_outcome=lambda: self.wake("complete"),
+            on_outcome=functools.partial(self.wake, "complete"),
             observers=self.observers,
         )
         self._claimers = {
@@ -117,7 +119,7 @@ class Runtime:
                 self._start_attempt,
                 self.observers,
                 batch_max=config.claim_batch_max,
-                claimed=lambda: self.wake("deadlines"),
+                claimed=functools.partial(self.wake, "deadlines"),
                 clock=self.clock,
             )
             for q in queues

@@ -299,11 +299,14 @@ class PostgresStore(StoreCore, WorkerPresence):
             cur.execute(SQL[statement], params)
             jobs = [job_from_row(row) for row in checked_rows(cur)]
         # attempted_at is the claim's now: order them as the statement picked them
-        jobs.sort(
-            key=lambda job: decisions.claim_order(
-                job, job.attempted_at or job.run_at, priority_aging_s
+        if priority_aging_s:
+            jobs.sort(
+                key=lambda job: decisions.claim_order(
+                    job, job.attempted_at or job.run_at, priority_aging_s
+                )
             )
-        )
+        else:
+            jobs.sort(key=decisions.PLAIN_CLAIM_ORDER)
         return jobs
 
     def _finish(self, finishes: Sequence[Finish]) -> list[WriteResult]:

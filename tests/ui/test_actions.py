@@ -9,7 +9,7 @@ import re
 import pytest
 
 from awa.adapters.memory import ManualClock
-from awa.domain import JobState, NewJob
+from awa.domain import JobState, NewJob, Schedule
 from awa.ports import BATCH_SIZE_MAX, ClaimStore, SummarizesQueues
 from tests.ui.conftest import TestClient, act, csrf, failing, form_fields, poison
 
@@ -33,6 +33,7 @@ def snapshot(store: ClaimStore) -> tuple[object, ...]:
         store.list_jobs(limit=BATCH_SIZE_MAX),
         store.list_dlq(limit=BATCH_SIZE_MAX),
         sorted(store.queue_stats(), key=lambda s: s.queue),
+        store.list_schedules(),
     )
 
 
@@ -210,6 +211,14 @@ def test_count_now_refreshes_the_summary(ui: TestClient, store: ClaimStore) -> N
         ("GET", "/dlq/purge?all=1"),
         ("POST", "/dlq/purge"),
         ("POST", "/queues/count"),
+        ("GET", "/periodic/nightly/pause"),
+        ("POST", "/periodic/nightly/pause"),
+        ("GET", "/periodic/nightly/resume"),
+        ("POST", "/periodic/nightly/resume"),
+        ("GET", "/periodic/nightly/trigger"),
+        ("POST", "/periodic/nightly/trigger"),
+        ("GET", "/periodic/nightly/remove"),
+        ("POST", "/periodic/nightly/remove"),
     ],
 )
 def test_a_read_only_dashboard_refuses_every_action(
@@ -219,6 +228,7 @@ def test_a_read_only_dashboard_refuses_every_action(
     store.set_dlq_enabled("media", True)
     poison(store, clock)
     store.insert([NewJob(kind="k", queue="media")])
+    store.register_schedules([Schedule(name="nightly", cron="0 3 * * *", job=NewJob(kind="r"))])
     before = snapshot(store)
     fields = form_fields(ui.get("/").text)
     data = {**fields, "id": "1", "queue": "media", "all": "1"}
@@ -226,10 +236,12 @@ def test_a_read_only_dashboard_refuses_every_action(
     assert answer.status_code == 403
     assert refusal(answer) == "this dashboard is read-only: nothing was changed"
     assert snapshot(store) == before
-    for page in ("/", "/jobs", "/jobs/1", "/jobs/2", "/dlq"):
+    for page in ("/", "/jobs", "/jobs/1", "/jobs/2", "/dlq", "/periodic"):
         shown = ui.get(page).text
         assert "read-only" in shown
-        assert not re.search(r'href="[^"]*/(cancel|retry|pause|resume|purge)\b', shown), page
+        assert not re.search(
+            r'href="[^"]*/(cancel|retry|pause|resume|purge|trigger|remove)\b', shown
+        ), page
         assert 'method="post"' not in shown
 
 

@@ -1,11 +1,13 @@
 """The dashboard in a real browser (Debian's Chromium, driven by Playwright) against PostgreSQL:
 the incident story of the runbook (a poison job, its repeated cause, the queue paused, the dead
-letter redriven), every other action, live refresh, and what must stay inert or refused: a
-script in a job's args, actions in a read-only dashboard, and anything without the token.
+letter redriven), every other action, the periodic schedules' actions, live refresh, and what
+must stay inert or refused: a script in a job's args, actions in a read-only dashboard, and
+anything without the token.
 
 The server is uvicorn in a thread on 127.0.0.1; the store runs on a manual clock, so that the
-test plays the dead worker and maintenance without waiting. With ``AWA_UI_SCREENSHOTS=DIR`` the
-story saves the queues, job and dead-letter pages there (``docs/dashboard.md`` shows them).
+test plays the dead worker and maintenance without waiting. With ``AWA_UI_SCREENSHOTS=DIR``
+the story and the periodic test save the queues, job, dead-letter and periodic pages there as
+PNGs (``docs/ui.md`` shows them, from ``docs/images/ui``); without it nothing is written.
 """
 
 from __future__ import annotations
@@ -21,10 +23,10 @@ import pytest
 
 from awa.adapters.memory import ManualClock
 from awa.adapters.postgres import PostgresStore
-from awa.domain import AttemptEnd, JobState, NewJob
+from awa.domain import AttemptEnd, JobState, NewJob, Schedule
 from awa.ui import create_app
 from tests.http.conftest import serving
-from tests.ui.browser import launched_browser
+from tests.ui.browser import launched_browser, screenshot
 from tests.ui.conftest import failing, poison
 from tests.ui.test_security import HOSTILE, hostile_store
 
@@ -67,10 +69,11 @@ def page(browser: Any) -> Iterator[Any]:
 
 
 def shoot(page: Any, name: str) -> None:
+    """With ``AWA_UI_SCREENSHOTS=DIR``, save the page as ``DIR/NAME.png``; nothing otherwise."""
     folder = os.environ.get("AWA_UI_SCREENSHOTS")
     if folder:
         Path(folder).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)
+        (Path(folder) / f"{name}.png").write_bytes(screenshot(page))
 
 
 def confirm(page: Any, expected_question: str) -> str:
@@ -204,6 +207,81 @@ def test_every_other_action_from_its_button(
     assert store.list_dlq() == []
     with pytest.raises(Exception, match="not found"):
         store.get_job(second.id)
+
+
+def test_periodic_schedules_paused_triggered_and_removed_from_their_buttons(
+    page: Any, store: PostgresStore, clock: ManualClock
+) -> None:
+    from playwright.sync_api import expect
+
+    store.register_schedules(
+        [
+            Schedule(
+                name="nightly-report",
+                cron="0 3 * * *",
+                timezone="Europe/Paris",
+                job=NewJob(kind="report", queue="reports"),
+            ),
+            Schedule(
+                name="sync-prices",
+                cron="*/15 * * * *",
+                missed_fire_policy="catch_up",
+                job=NewJob(kind="sync_prices", queue="default", priority=1),
+            ),
+            Schedule(name="old-cleanup", cron="0 0 * * 0", job=NewJob(kind="cleanup")),
+        ]
+    )
+    clock.advance(15 * 60)
+    for plan in store.plan_fires().plans:  # the leader fires sync-prices at 00:15
+        store.fire(plan)
+    clock.advance(4 * 60)
+
+    with serving(create_app(store)) as url:
+        page.goto(url + "/")
+        page.get_by_role("link", name="Periodic").click()
+        expect(page.locator("h1")).to_have_text("Periodic schedules")
+        sync = page.locator("#schedule-sync-prices")
+        expect(sync).to_contain_text("Every 15th minute of every hour (UTC)")
+        expect(sync.locator("td").nth(3)).to_have_text("in 11m")
+        expect(sync.locator("td").nth(4)).to_have_text("4m ago")
+
+        # pause the nightly report for the night
+        page.locator("#schedule-nightly-report").get_by_role("link", name="Pause").click()
+        said = confirm(page, "Pause schedule nightly-report (At 03:00 every day (Europe/Paris))?")
+        assert said == "schedule nightly-report paused: no process fires it until it is resumed"
+        page.get_by_role("link", name="the periodic schedules").click()
+        nightly = page.locator("#schedule-nightly-report")
+        expect(nightly).to_contain_text("paused")
+        expect(nightly.get_by_role("link", name="Resume")).to_be_visible()
+        shoot(page, "periodic")
+
+        # run the price sync once now, then look at the job it inserted
+        sync.get_by_role("link", name="Trigger").click()
+        said = confirm(
+            page, "Insert one run of sync_prices on default now, for schedule sync-prices?"
+        )
+        assert said.startswith("job 2 (sync_prices on default) inserted for schedule sync-prices")
+        page.get_by_role("link", name="job 2").click()
+        expect(page.locator("#metadata")).to_contain_text("periodic_triggered")
+
+        # remove a schedule the code no longer declares, and resume the report
+        page.get_by_role("link", name="Periodic").click()
+        page.locator("#schedule-old-cleanup").get_by_role("link", name="Remove").click()
+        said = confirm(page, "Delete schedule old-cleanup (At 00:00 on Sunday (UTC))?")
+        assert said.startswith("schedule old-cleanup removed")
+        page.get_by_role("link", name="the periodic schedules").click()
+        expect(page.locator("#schedule-old-cleanup")).to_have_count(0)
+        nightly.get_by_role("link", name="Resume").click()
+        said = confirm(page, "Resume schedule nightly-report (At 03:00 every day (Europe/Paris))?")
+        assert said == "schedule nightly-report resumed; next fire 2030-01-01 02:00:00Z"
+
+    records = {r.name: r for r in store.list_schedules()}
+    assert sorted(records) == ["nightly-report", "sync-prices"]
+    assert not records["nightly-report"].paused
+    assert [(j.kind, j.metadata.get("periodic_triggered")) for j in store.list_jobs()] == [
+        ("sync_prices", True),
+        ("sync_prices", None),
+    ]
 
 
 def test_a_script_in_args_stays_text(page: Any) -> None:

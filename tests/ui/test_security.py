@@ -11,7 +11,7 @@ import pytest
 
 from awa.adapters.memory import ManualClock, MemoryStore
 from awa.cli import main
-from awa.domain import Fail, JobState, NewJob, ValidationError
+from awa.domain import Fail, JobState, NewJob, Schedule, ValidationError
 from awa.ports import Finish
 from awa.ui import create_app
 from awa.ui.access import SESSION_MAX_AGE_S
@@ -91,13 +91,24 @@ def test_a_token_is_asked_for_and_a_session_follows(store: MemoryStore) -> None:
 
 def test_state_changing_requests_without_the_token_get_401(store: MemoryStore) -> None:
     client = browser_client(create_app(store, token=TOKEN))
-    for path in (PAUSE, "/jobs/1/cancel", "/dlq/purge", "/dlq/retry", "/queues/count"):
+    store.register_schedules([Schedule(name="nightly", cron="0 3 * * *", job=NewJob(kind="r"))])
+    for path in (
+        PAUSE,
+        "/jobs/1/cancel",
+        "/dlq/purge",
+        "/dlq/retry",
+        "/queues/count",
+        "/periodic/nightly/pause",
+        "/periodic/nightly/trigger",
+        "/periodic/nightly/remove",
+    ):
         answer = client.post(path, data={"all": "1"})
         assert answer.status_code == 401, path
     wrong = client.post(PAUSE, headers={"authorization": "Bearer not-the-token-at-all"})
     assert wrong.status_code == 401
     assert not paused(store)
     assert store.get_job(1).state is JobState.AVAILABLE
+    assert [(r.name, r.paused) for r in store.list_schedules()] == [("nightly", False)]
 
 
 def test_a_bearer_token_works_without_a_browser_session_or_csrf(store: MemoryStore) -> None:
@@ -234,7 +245,9 @@ def test_every_answer_carries_the_security_headers(store: MemoryStore) -> None:
 
 def test_no_page_has_an_inline_script_style_or_handler(store: MemoryStore) -> None:
     client = browser_client(create_app(store))
-    for path in ("/", "/jobs", "/jobs/1", "/dlq", PAUSE, "/jobs/1/cancel"):
+    store.register_schedules([Schedule(name="nightly", cron="0 3 * * *", job=NewJob(kind="r"))])
+    pages = ("/", "/jobs", "/jobs/1", "/dlq", "/periodic")
+    for path in (*pages, PAUSE, "/jobs/1/cancel", "/periodic/nightly/remove"):
         html = client.get(path).text
         assert re.findall(r"<script(?![^>]*\bsrc=)", html) == [], path
         for inline in (" style=", "<style", "javascript:"):

@@ -21,7 +21,11 @@ __all__ = [
     "cron_remove",
     "cron_resume",
     "cron_trigger",
+    "paused_text",
+    "removed_text",
+    "resumed_text",
     "schedule_data",
+    "triggered_text",
 ]
 
 
@@ -109,26 +113,47 @@ def _show(record: ScheduleRecord, said: str, args: argparse.Namespace, session: 
     if args.json:
         out.print_json({"schedule": schedule_data(record)}, session.stdout)
     else:
-        out.print_line(f"schedule {record.name} {said}", session.stdout)
+        out.print_line(said, session.stdout)
+
+
+# what each verb did, in the words the dashboard uses too
+def paused_text(record: ScheduleRecord) -> str:
+    return f"schedule {record.name} paused: no process fires it until it is resumed"
+
+
+def resumed_text(record: ScheduleRecord) -> str:
+    return f"schedule {record.name} resumed; next fire {out.when(record.next_fire_at)}"
+
+
+def triggered_text(name: str) -> str:
+    return f"inserted for schedule {name}"
+
+
+def removed_text(name: str) -> str:
+    return (
+        f"schedule {name} removed (a process that declares it adds it back when it starts;"
+        " remove it from the code too)"
+    )
 
 
 def cron_pause(args: argparse.Namespace, session: Session) -> None:
     with session.client(args) as client:
         record = client.pause_periodic(args.name)
-    _show(record, f"paused; undo with `awa cron resume {record.name}`", args, session)
+    said = f"{paused_text(record)}; undo with `awa cron resume {record.name}`"
+    _show(record, said, args, session)
 
 
 def cron_resume(args: argparse.Namespace, session: Session) -> None:
     with session.client(args) as client:
         record = client.resume_periodic(args.name)
-    _show(record, f"resumed; next fire {out.when(record.next_fire_at)}", args, session)
+    _show(record, resumed_text(record), args, session)
 
 
 def cron_trigger(args: argparse.Namespace, session: Session) -> None:
     with session.client(args) as client:
         job = client.trigger_periodic(args.name)
     out.print_job_result(
-        f"inserted for schedule {args.name}",
+        triggered_text(args.name),
         job,
         session.stdout,
         as_json=args.json,
@@ -142,8 +167,4 @@ def cron_remove(args: argparse.Namespace, session: Session) -> None:
     if args.json:
         out.print_json({"removed": args.name}, session.stdout)
     else:
-        out.print_line(
-            f"schedule {args.name} removed (a process that declares it adds it back when it"
-            " starts; remove it from the code too)",
-            session.stdout,
-        )
+        out.print_line(removed_text(args.name), session.stdout)

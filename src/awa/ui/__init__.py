@@ -1,7 +1,7 @@
 """The web dashboard: queues, jobs and the dead-letter queue, seen and steered in a browser.
 
 ``create_app(client_or_store, ...)`` (needs the ``ui`` extra: ``pip install 'awa[ui]'``) is an
-ASGI app to run with uvicorn or mount in your own; ``awa ui`` runs it. See docs/dashboard.md.
+ASGI app to run with uvicorn or mount in your own; ``awa ui`` runs it. See docs/ui.md.
 """
 
 from typing import TYPE_CHECKING

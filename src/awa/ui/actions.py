@@ -14,6 +14,8 @@ path                            store verb                 the CLI
 ``/queues/count``               ``summarize_queues``       (the maintenance leader's count)
 ==============================  =========================  ==================================
 
+The periodic schedules' actions (``/periodic/{name}/...``) are in ``awa.ui.periodic``.
+
 A bulk action needs a queue, a kind, or ``all`` (the CLI's ``--all``). In a read-only
 dashboard every one of them answers 403 and changes nothing.
 """
@@ -44,7 +46,7 @@ from awa.domain.validation import check_queue
 from awa.ports import SummarizesQueues
 from awa.ui.web import Web
 
-__all__ = ["Actions"]
+__all__ = ["Actions", "Confirmation"]
 
 log = logging.getLogger("awa.ui")
 
@@ -86,9 +88,10 @@ class Actions:
         self.web = web
 
     # -- plumbing -----------------------------------------------------------------------------
-    async def _confirm(
+    async def confirm(
         self, request: Request, ask: Callable[[], Awaitable[Confirmation]]
     ) -> Response:
+        """The confirmation page ``ask()`` describes; refused when read-only."""
         if self.web.read_only:
             return self.web.read_only_refusal(request)
         try:
@@ -97,7 +100,7 @@ class Actions:
             return self.web.failure(request, exc)
         return self.web.render(request, "confirm.html", confirm=confirmation)
 
-    async def _act(
+    async def perform(
         self,
         request: Request,
         act: Callable[[dict[str, str]], Awaitable[tuple[str, list[tuple[str, str]]]]],
@@ -117,7 +120,7 @@ class Actions:
         log.info("dashboard action from %s: %s", client, message)
         return self.web.render(request, "done.html", message=message, links=links)
 
-    def _job_links(self, request: Request, job: Job) -> list[tuple[str, str]]:
+    def job_links(self, request: Request, job: Job) -> list[tuple[str, str]]:
         return [
             (f"job {job.id}", self.web.path(request, "job", job_id=job.id)),
             (f"queue {job.queue}", self.web.path(request, "jobs", {"queue": job.queue})),
@@ -150,13 +153,13 @@ class Actions:
             async def ask() -> Confirmation:
                 return confirmation(await self.web.call(self.web.store.get_job, job_id))
 
-            return await self._confirm(request, ask)
+            return await self.confirm(request, ask)
 
         async def act(_: dict[str, str]) -> tuple[str, list[tuple[str, str]]]:
             job = await self.web.call(verb, job_id)
-            return job_result(did, job), self._job_links(request, job)
+            return job_result(did, job), self.job_links(request, job)
 
-        return await self._act(request, act)
+        return await self.perform(request, act)
 
     # -- queues -------------------------------------------------------------------------------
     async def pause_queue(self, request: Request) -> Response:
@@ -188,7 +191,7 @@ class Actions:
                     danger=paused,
                 )
 
-            return await self._confirm(request, ask)
+            return await self.confirm(request, ask)
 
         async def act(_: dict[str, str]) -> tuple[str, list[tuple[str, str]]]:
             await self.web.call(store.pause_queue if paused else store.resume_queue, queue)
@@ -198,7 +201,7 @@ class Actions:
             ]
             return switched(queue, paused), links
 
-        return await self._act(request, act)
+        return await self.perform(request, act)
 
     async def count_queues(self, request: Request) -> Response:
         if self.web.read_only:
@@ -221,14 +224,14 @@ class Actions:
         if request.method == "GET":
             job_id = request.query_params.get("id")
             if job_id:
-                return await self._confirm(request, lambda: self._ask_retry_one(job_id))
-            return await self._confirm(request, lambda: self._ask_bulk(request, purge=False))
+                return await self.confirm(request, lambda: self._ask_retry_one(job_id))
+            return await self.confirm(request, lambda: self._ask_bulk(request, purge=False))
 
         async def act(fields: dict[str, str]) -> tuple[str, list[tuple[str, str]]]:
             if fields.get("id"):
                 job_id = _job_id(fields["id"])
                 job = await self.web.call(retry_dead_letter, store, job_id)
-                return job_result("back from the dead-letter queue", job), self._job_links(
+                return job_result("back from the dead-letter queue", job), self.job_links(
                     request, job
                 )
             queue, kind, every = _bulk_filter(fields)
@@ -236,12 +239,12 @@ class Actions:
             jobs = await self.web.call(store.bulk_retry_from_dlq, queue=queue, kind=kind, all=every)
             return retried_text(len(jobs), queue, kind), self._dlq_links(request, queue, kind)
 
-        return await self._act(request, act)
+        return await self.perform(request, act)
 
     async def dlq_purge(self, request: Request) -> Response:
         store = self.web.store
         if request.method == "GET":
-            return await self._confirm(request, lambda: self._ask_bulk(request, purge=True))
+            return await self.confirm(request, lambda: self._ask_bulk(request, purge=True))
 
         async def act(fields: dict[str, str]) -> tuple[str, list[tuple[str, str]]]:
             queue, kind, every = _bulk_filter(fields)
@@ -249,7 +252,7 @@ class Actions:
             purged = await self.web.call(store.purge_dlq, queue=queue, kind=kind, all=every)
             return purged_text(purged, queue, kind), self._dlq_links(request, queue, kind)
 
-        return await self._act(request, act)
+        return await self.perform(request, act)
 
     def _dlq_links(
         self, request: Request, queue: str | None, kind: str | None

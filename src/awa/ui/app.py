@@ -2,9 +2,11 @@
 
 Pages (``GET``): ``/`` the queues, ``/jobs`` (filters in the query string: ``state``,
 ``queue``, ``kind``, ``tag``, ``limit``, ``before``), ``/jobs/{id}``, ``/dlq`` (``queue``,
-``kind``). Actions: ``POST`` to ``/jobs/{id}/cancel|retry``, ``/queues/{name}/pause|resume``,
-``/dlq/retry``, ``/dlq/purge`` and ``/queues/count``, each behind a confirmation page at the
-same path (``GET``); see ``awa.ui.actions``. With a token: ``/login`` and ``/logout``.
+``kind``), ``/periodic`` the schedules. Actions: ``POST`` to ``/jobs/{id}/cancel|retry``,
+``/queues/{name}/pause|resume``, ``/dlq/retry``, ``/dlq/purge``, ``/queues/count`` and
+``/periodic/{name}/pause|resume|trigger|remove``, each behind a confirmation page at the same
+path (``GET``); see ``awa.ui.actions`` and ``awa.ui.periodic``. With a token: ``/login`` and
+``/logout``.
 
 Every response carries a Content-Security-Policy without inline scripts or styles (the one
 script, live refresh, is a file under ``/static``), and refuses to be framed.
@@ -29,6 +31,7 @@ from awa.ui.access import SESSION_COOKIE, SESSION_MAX_AGE_S, Access
 from awa.ui.actions import Actions
 from awa.ui.csrf import Csrf
 from awa.ui.pages import Pages
+from awa.ui.periodic import Schedules
 from awa.ui.web import Web
 
 __all__ = ["SECURITY_HEADERS", "create_app"]
@@ -212,6 +215,7 @@ def create_app(
         stale_after_s=float(stale_after_s),
     )
     pages, actions = Pages(web), Actions(web)
+    schedules = Schedules(web, actions)
     both = ["GET", "POST"]
     routes = [
         Route("/", pages.queues, name="queues"),
@@ -225,6 +229,16 @@ def create_app(
         Route("/dlq", pages.dlq, name="dlq"),
         Route("/dlq/retry", actions.dlq_retry, methods=both, name="dlq_retry"),
         Route("/dlq/purge", actions.dlq_purge, methods=both, name="dlq_purge"),
+        Route("/periodic", schedules.page, name="periodic"),
+        *(
+            Route(f"/periodic/{{schedule}}/{verb}", action, methods=both, name=f"{verb}_schedule")
+            for verb, action in (
+                ("pause", schedules.pause),
+                ("resume", schedules.resume),
+                ("trigger", schedules.trigger),
+                ("remove", schedules.remove),
+            )
+        ),
         Mount("/static", StaticFiles(packages=[("awa.ui", "static")]), name="static"),
     ]
     if token is not None:

@@ -24,6 +24,7 @@ from awa.domain import (
     IllegalTransition,
     JobNotFound,
     JobState,
+    ScheduleNotFound,
     SchemaNotMigrated,
     ValidationError,
 )
@@ -44,6 +45,7 @@ _FORM_FIELDS_MAX = 16
 #: an error of the store's and the page status it becomes
 _STATUS = (
     (JobNotFound, 404),
+    (ScheduleNotFound, 404),
     (IllegalTransition, 409),
     (JobNotInDlq, 409),
     (NotCancellable, 409),

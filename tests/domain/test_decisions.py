@@ -171,3 +171,30 @@ def test_retry_after_on_the_last_attempt_fails(job: Job) -> None:
     decision = decisions.finish(job, RetryAfter(5), NOW, RNG)
     assert decision.job.state is JobState.FAILED
     assert decision.dlq_reason == "max_attempts_exhausted"
+
+
+class _NoRandomness:
+    """A random source that must not be used: a refused move draws no jitter."""
+
+    def random(self) -> float:
+        raise AssertionError("jitter drawn for a move the table refuses")
+
+
+@given(jobs().filter(lambda job: job.state is not JobState.RUNNING), st.sampled_from([0, 1]))
+def test_a_refused_failure_draws_no_jitter(job: Job, which: int) -> None:
+    outcome = [Fail("ValueError: late"), RetryAfter(5)][which]
+    with pytest.raises(IllegalTransition):
+        decisions.finish(job, outcome, NOW, _NoRandomness())
+
+
+@given(jobs().filter(lambda job: not job.state.is_live), st.sampled_from(list(RescueCause)))
+def test_a_refused_rescue_draws_no_jitter(job: Job, cause: RescueCause) -> None:
+    with pytest.raises(IllegalTransition):
+        decisions.rescue(job, cause, NOW, _NoRandomness())
+
+
+def test_backoff_is_capped_at_exactly_one_day() -> None:
+    assert backoff_s(16, _Fixed(0.999)) == 65_536 * 1.24975  # just under the cap
+    assert backoff_s(17, _Fixed(0.0)) == 86_400.0
+    assert backoff_s(10_000, _Fixed(0.0)) == 86_400.0  # no overflow for absurd attempts
+    assert backoff_s(-3, _Fixed(0.0)) == 1.0

@@ -161,3 +161,42 @@ def test_args_size_is_bounded_by_the_client_setting() -> None:
     check_args_size({"blob": "x" * 10_000_000}, None)
     with pytest.raises(ValidationError, match=r"args are 1,048,\d+ bytes of JSON; the limit"):
         check_args_size({"blob": "x" * ARGS_BYTES_MAX_DEFAULT}, ARGS_BYTES_MAX_DEFAULT)
+
+
+# -- the exact limits: the last value allowed and the first refused -------------------------
+
+
+def test_tags_up_to_the_limits_are_kept() -> None:
+    assert len(NewJob(kind="k", tags=["t"] * 32).tags) == 32
+    assert NewJob(kind="k", tags=["x" * 100]).tags == ("x" * 100,)
+    with pytest.raises(ValidationError, match="each tag must be a string of 1-100 characters"):
+        NewJob(kind="k", tags=["x" * 101])
+    with pytest.raises(ValidationError, match="each tag must be a string of 1-100 characters"):
+        NewJob(kind="k", tags=[7])
+
+
+def test_nesting_exactly_sixty_four_deep_is_kept() -> None:
+    assert NewJob(kind="k", args={"xs": _nested(63)}).args["xs"] == _nested(63)  # 64 levels
+    with pytest.raises(ValidationError, match="nested deeper than 64 levels"):
+        NewJob(kind="k", args={"xs": _nested(64)})
+    deep: dict[str, object] = {}
+    node = deep
+    for _ in range(63):
+        node["n"] = node = {}
+    node["leaf"] = 1  # the 64th level
+    assert NewJob(kind="k", metadata=deep).metadata == deep
+    node["n"] = {"leaf": 1}
+    with pytest.raises(ValidationError, match=r"metadata(\.n){64}\.leaf is nested deeper"):
+        NewJob(kind="k", metadata=deep)
+
+
+def test_text_of_exactly_the_longest_length_is_kept() -> None:
+    assert Fail("x" * TEXT_LENGTH_MAX).error == "x" * TEXT_LENGTH_MAX
+    assert storable_text("y" * TEXT_LENGTH_MAX) == "y" * TEXT_LENGTH_MAX
+    assert Cancel(" padded ").reason == " padded "
+
+
+def test_tuples_are_checked_like_lists() -> None:
+    with pytest.raises(ValidationError, match=re.escape("callback payload[1] holds nan")):
+        CompleteCallback((1, float("nan")))
+    assert ResumeCallback((1, "a")).payload == (1, "a")

@@ -57,6 +57,25 @@ class HintContract(StoreFixtures):
         finally:
             unsubscribe()
 
+    def test_cancel_of_a_job_nobody_runs_tells_no_worker(
+        self, store: ClaimStore, hints: Listens, clock: ManualClock
+    ) -> None:
+        events = _Events()
+        unsubscribe = hints.subscribe(events)
+        try:
+            waiting = _one(store, queue="idle")
+            later = _one(store, queue="idle", run_at=clock.now() + timedelta(seconds=60))
+            store.cancel(waiting.id)
+            store.cancel(later.id)
+            _one(store, queue="busy")
+            running = _claim_one(store, "busy")
+            store.cancel(running.id)  # a hint that comes after the ones that must not
+            assert events.wait_for(CancelRequested(running.lease))
+            cancels = [e for e in events.seen if isinstance(e, CancelRequested)]
+            assert cancels == [CancelRequested(running.lease)]
+        finally:
+            unsubscribe()
+
     def test_callback_answer_tells_the_waiting_worker(
         self, store: ClaimStore, hints: Listens
     ) -> None:

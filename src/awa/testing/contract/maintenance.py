@@ -46,6 +46,31 @@ class MaintenanceContract(StoreFixtures):
         assert store.get_job(fresh.id).state is JobState.COMPLETED
         assert store.delete_finished(older_than_s=50) == 0
 
+    def test_promote_and_claim_take_a_job_due_this_very_instant(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        first = _one(store, queue="direct", run_at=clock.now() + timedelta(seconds=5))
+        second = _one(store, run_at=clock.now() + timedelta(seconds=5))
+        clock.advance(5)
+        assert _claim_one(store, "direct").id == first.id
+        assert [job.id for job in store.promote()] == [second.id]
+
+    def test_retention_keeps_what_is_exactly_as_old_as_the_limit(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        store.set_dlq_enabled("dead", True)
+        _one(store, queue="dead")
+        _finish(store, _claim_one(store, "dead").lease, Fail("x", terminal=True))
+        done = drive_to(store, clock, JobState.COMPLETED).job
+        clock.advance(50)
+        assert store.delete_finished(older_than_s=50) == 0
+        assert store.expire_dlq(older_than_s=50) == 0
+        clock.advance(0.000001)
+        assert store.delete_finished(older_than_s=50) == 1
+        assert store.expire_dlq(older_than_s=50) == 1
+        with pytest.raises(JobNotFound):
+            store.get_job(done.id)
+
     def test_delete_finished_is_bounded_and_leaves_the_dlq_alone(
         self, store: ClaimStore, clock: ManualClock
     ) -> None:
@@ -64,8 +89,11 @@ class MaintenanceContract(StoreFixtures):
         _finish(store, _claim_one(store, "d").lease, Fail("x", terminal=True))
         clock.advance(100)
         _finish(store, _claim_one(store, "d").lease, Fail("x", terminal=True))
-        assert store.expire_dlq(older_than_s=50) == 1
+        assert store.expire_dlq(older_than_s=50, limit=1) == 1
         assert len(store.list_dlq(queue="d")) == 1
+        clock.advance(100)
+        assert store.expire_dlq(older_than_s=50, limit=1) == 1
+        assert store.list_dlq(queue="d") == []
 
     def test_one_leader_at_a_time(self, store: ClaimStore) -> None:
         assert store.try_lead("worker-a", ttl_s=30)

@@ -13,10 +13,12 @@ from awa.domain import (
     TRANSITIONS,
     Complete,
     DlqReason,
+    ErrorEntry,
     Fail,
     IllegalTransition,
     Job,
     JobState,
+    NewJob,
     RescueCause,
     RetryAfter,
     Snooze,
@@ -25,6 +27,7 @@ from awa.domain import (
     decisions,
     rescue_cause,
 )
+from awa.domain.rescue import dlq_reason_after
 from awa.testing.strategies import NOW, jobs, new_jobs, outcomes, reasons
 
 RNG = random.Random(0)
@@ -198,3 +201,25 @@ def test_backoff_is_capped_at_exactly_one_day() -> None:
     assert backoff_s(17, _Fixed(0.0)) == 86_400.0
     assert backoff_s(10_000, _Fixed(0.0)) == 86_400.0  # no overflow for absurd attempts
     assert backoff_s(-3, _Fixed(0.0)) == 1.0
+
+
+def test_a_dead_letter_needs_a_reason() -> None:
+    failed = decisions.finish(_one_running(), Fail("x", terminal=True), NOW, RNG).job
+    assert decisions.move_to_dlq(failed, "operator", NOW).reason == "operator"
+    with pytest.raises(ValueError, match="a dead-letter reason is required"):
+        decisions.move_to_dlq(failed, "", NOW)
+
+
+def test_the_dead_letter_reason_follows_the_last_error() -> None:
+    def last(error: str, terminal: bool = False) -> ErrorEntry:
+        return ErrorEntry(error, 1, NOW, terminal=terminal)
+
+    for cause in RescueCause:
+        assert dlq_reason_after(last(cause.error)) == cause.dlq_reason.value
+    assert dlq_reason_after(last("TerminalError: x", terminal=True)) == "terminal_error"
+    assert dlq_reason_after(last("ValueError: x")) == "max_attempts_exhausted"
+
+
+def _one_running() -> Job:
+    new = decisions.create_job(NewJob(kind="k"), job_id=1, now=NOW)
+    return decisions.claim(new, NOW)

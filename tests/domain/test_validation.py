@@ -19,6 +19,7 @@ from awa.domain import (
 )
 from awa.domain.validation import (
     ARGS_BYTES_MAX_DEFAULT,
+    DURATION_MAX_S,
     TEXT_LENGTH_MAX,
     check_args_size,
     check_flag,
@@ -200,3 +201,32 @@ def test_tuples_are_checked_like_lists() -> None:
     with pytest.raises(ValidationError, match=re.escape("callback payload[1] holds nan")):
         CompleteCallback((1, float("nan")))
     assert ResumeCallback((1, "a")).payload == (1, "a")
+
+
+def test_the_longest_duration_is_allowed_and_no_longer() -> None:
+    assert Snooze(DURATION_MAX_S).seconds == DURATION_MAX_S
+    assert RetryAfter(0).seconds == 0.0
+    with pytest.raises(ValidationError, match="at most 3155760000 seconds"):
+        RetryAfter(DURATION_MAX_S + 1)
+
+
+def test_args_size_counts_compact_utf8_json_up_to_the_limit() -> None:
+    args = {"a": "é"}  # {"a":"é"}: 10 bytes, é taking two
+    check_args_size(args, 10)
+    with pytest.raises(ValidationError, match="args are 10 bytes of JSON; the limit is 9"):
+        check_args_size(args, 9)
+
+
+def test_a_refused_value_is_quoted_whole_up_to_eighty_characters() -> None:
+    exactly = "x" * 78  # its repr, with the quotes, is 80 characters
+    with pytest.raises(ValidationError) as caught:
+        check_state(exactly)
+    assert repr(exactly) in str(caught.value)
+    with pytest.raises(ValidationError) as cut:
+        check_state(exactly + "y")
+    assert f"'{'x' * 78}…" in str(cut.value)
+
+
+def test_values_are_made_with_keywords_only() -> None:
+    with pytest.raises(TypeError):
+        NewJob("send_email")  # type: ignore[misc]

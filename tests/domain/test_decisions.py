@@ -23,6 +23,7 @@ from awa.domain import (
     RetryAfter,
     Snooze,
     Trigger,
+    ValidationError,
     backoff_s,
     decisions,
     rescue_cause,
@@ -223,3 +224,10 @@ def test_the_dead_letter_reason_follows_the_last_error() -> None:
 def _one_running() -> Job:
     new = decisions.create_job(NewJob(kind="k"), job_id=1, now=NOW)
     return decisions.claim(new, NOW)
+
+
+def test_claim_refuses_a_deadline_no_store_can_hold() -> None:
+    available = decisions.create_job(NewJob(kind="k"), job_id=1, now=NOW)
+    for bad in (-1, float("nan"), 1e12):
+        with pytest.raises(ValidationError, match="deadline_duration must be"):
+            decisions.claim(available, NOW, bad)

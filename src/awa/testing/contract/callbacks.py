@@ -89,6 +89,17 @@ class CallbackContract(StoreFixtures):
         reclaimed = _claim_one(store)
         assert (reclaimed.id, reclaimed.callback_result) == (job.id, None)
 
+    def test_a_callback_id_is_free_again_once_answered(self, store: ClaimStore) -> None:
+        store.insert([NewJob(kind="k"), NewJob(kind="k")])
+        first, second = _claim_one(store), _claim_one(store)
+        assert isinstance(store.register_callback(first.lease, callback_id="order-42"), Applied)
+        store.resolve_callback("order-42", ResumeCallback())
+        reused = store.register_callback(second.lease, callback_id="order-42")
+        assert isinstance(reused, Applied), "an answered callback id is not pending any more"
+        done = store.resolve_callback("order-42", CompleteCallback())
+        assert (done.id, done.state) == (second.id, JobState.COMPLETED)
+        assert store.get_job(first.id).state is JobState.RUNNING
+
     def test_callback_resolves_at_most_once(self, store: ClaimStore) -> None:
         _one(store)
         job = _claim_one(store)

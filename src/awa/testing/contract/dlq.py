@@ -27,6 +27,19 @@ class DlqContract(StoreFixtures):
         assert store.list_dlq(queue="default") == []
         assert store.list_jobs(state=JobState.FAILED)[0].id == job.id
 
+    def test_pause_and_dead_letter_settings_are_independent(self, store: ClaimStore) -> None:
+        store.pause_queue("held")
+        store.resume_queue("held")
+        store.set_dlq_enabled("kept", True)
+        [held] = [s for s in store.queue_stats() if s.queue == "held"]
+        [kept] = [s for s in store.queue_stats() if s.queue == "kept"]
+        assert (held.paused, held.dlq_enabled) == (False, False)
+        assert (kept.paused, kept.dlq_enabled) == (False, True)
+        _one(store, queue="held")
+        job = _claim_one(store, "held")
+        _finish(store, job.lease, Fail("x", terminal=True))
+        assert store.get_dlq_entry(job.id) is None, "pausing a queue gave it a dead-letter queue"
+
     def test_dlq_job_lives_in_exactly_one_home(self, store: ClaimStore) -> None:
         store.set_dlq_enabled("d", True)
         _one(store, queue="d")

@@ -66,15 +66,23 @@ PYTHON_POOL = [
     "-m",
     "not postgres",
 ]
-#: the PostgreSQL suites that run the adapter in this process (not in worker subprocesses,
-#: which would load the statements unmutated)
+#: the PostgreSQL suites about the adapter's statements (not the runtime's end-to-end runs,
+#: nor worker subprocesses, which would load the statements unmutated)
 SQL_POOL = [
-    "tests/postgres",
-    "tests/runtime",
-    "-m",
-    "postgres",
-    "--ignore=tests/postgres/test_real_processes.py",
-    "--ignore=tests/postgres/test_network_faults.py",
+    f"tests/postgres/{name}.py"
+    for name in (
+        "test_contract",
+        "test_row_locks",
+        "test_lease_guard",
+        "test_hostile_input",
+        "test_enqueue_and_notify",
+        "test_hints_and_leadership",
+        "test_async_inserts",
+        "test_migrations",
+        "test_concurrency",
+        "test_agreement",
+        "test_state_machine",
+    )
 ]
 
 
@@ -154,10 +162,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--markdown", action="store_true", help="the score table as Markdown")
     parser.add_argument("--results", type=Path, help="also write every outcome here (JSON lines)")
+    parser.add_argument(
+        "--rerun", type=Path, help="only the mutants that survived in this earlier --results file"
+    )
     args = parser.parse_args(argv)
 
     files = [f for name in (args.only or list(GROUPS)) for f in GROUPS.get(name, [name])]
     mutants = _mutants(files)
+    if args.rerun:
+        earlier = [json.loads(line) for line in args.rerun.read_text().splitlines()]
+        again = {o["key"] for o in earlier if o["status"] in ("survived", "uncovered")}
+        mutants = [m for m in mutants if m.key in again]
     if args.list:
         for m in mutants:
             print(f"{m.path}:{m.line} ({m.function}) {m.operator}: {m.description}")
@@ -174,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         targets = sorted({m.path for m in python})
         print(f"baseline: {' '.join(PYTHON_POOL)} ...", file=sys.stderr, flush=True)
         base = baseline("python", PYTHON_POOL, targets, work / "python.json")
-        outcomes += _run(python, base, work, args)
+        outcomes += _run(python, base, work, PYTHON_POOL, args)
     if sql:
         outcomes += _run_sql(sql, work, args)
     print(_report(outcomes, args.markdown))
@@ -198,11 +213,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(
-    mutants: list[Mutant], base: Baseline, work: Path, args: argparse.Namespace
+    mutants: list[Mutant], base: Baseline, work: Path, pool: list[str], args: argparse.Namespace
 ) -> list[Outcome]:
     outcomes = []
     for n, outcome in enumerate(
-        run_mutants(mutants, base, work, jobs=args.jobs, slack_s=args.slack), 1
+        run_mutants(mutants, base, work, pool, jobs=args.jobs, slack_s=args.slack), 1
     ):
         outcomes.append(outcome)
         m = outcome.mutant
@@ -219,6 +234,7 @@ def _run_sql(mutants: list[Mutant], work: Path, args: argparse.Namespace) -> lis
     """The SQL mutants share one throwaway PostgreSQL cluster; each child's test session makes
     its own database on it."""
     import os
+    import signal
 
     sys.path.insert(0, str(ROOT))
     from tests.pg_fixtures import LocalCluster, _bindir
@@ -227,6 +243,8 @@ def _run_sql(mutants: list[Mutant], work: Path, args: argparse.Namespace) -> lis
     if bindir is None and not os.environ.get("AWA_TEST_DATABASE_URL"):
         raise SystemExit("the SQL mutants need PostgreSQL: install it or set AWA_TEST_DATABASE_URL")
     cluster = None
+    # a stopped run (kill PID) still stops its cluster
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if not os.environ.get("AWA_TEST_DATABASE_URL"):
         assert bindir is not None
         cluster = LocalCluster(bindir)
@@ -234,7 +252,7 @@ def _run_sql(mutants: list[Mutant], work: Path, args: argparse.Namespace) -> lis
     try:
         print(f"baseline: {' '.join(SQL_POOL)} ...", file=sys.stderr, flush=True)
         base = baseline("sql", SQL_POOL, [], work / "sql.json")
-        return _run(mutants, base, work, args)
+        return _run(mutants, base, work, SQL_POOL, args)
     finally:
         if cluster is not None:
             cluster.stop()

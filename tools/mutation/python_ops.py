@@ -82,6 +82,9 @@ class Mutant:
     scope: range | None = None
     code: CodeType | None = field(default=None, repr=False)
     sql: tuple[str, str] | None = None  # (statement name, mutated text) for SQL mutants
+    #: the outermost function whose body holds the change, and its body's lines: such a
+    #: mutant can be swapped in as that function's new code (``__code__``)
+    outer: tuple[str, range] | None = None
 
     @property
     def key(self) -> str:
@@ -300,36 +303,48 @@ def _short(node: ast.AST, width: int = 60) -> str:
 # -- building the mutants -------------------------------------------------------------------
 
 
-def _scopes(tree: ast.Module) -> tuple[dict[int, str], dict[int, range]]:
-    """For each node id: the name of the function holding it, and, for nodes that run at
-    import (module and class level, a function's signature), the lines whose tests to run."""
-    names: dict[int, str] = {}
-    import_time: dict[int, range] = {}
+@dataclass
+class _Scopes:
+    """Per node id: the name of the function holding it; for nodes that run at import
+    (module and class level, a function's signature) the lines whose tests to run; for nodes
+    in a function's body, the outermost such function and its body's lines."""
+
+    names: dict[int, str] = field(default_factory=dict)
+    import_time: dict[int, range] = field(default_factory=dict)
+    outer: dict[int, tuple[str, range]] = field(default_factory=dict)
+
+
+def _scopes(tree: ast.Module) -> _Scopes:
+    found = _Scopes()
     everything = range(1, max(getattr(n, "end_lineno", 1) or 1 for n in ast.walk(tree)) + 1)
 
-    def visit(node: ast.AST, name: str, at_import: range | None) -> None:
-        names[id(node)] = name
+    def visit(
+        node: ast.AST, name: str, at_import: range | None, outer: tuple[str, range] | None
+    ) -> None:
+        found.names[id(node)] = name
         if at_import is not None:
-            import_time[id(node)] = at_import
+            found.import_time[id(node)] = at_import
+        if outer is not None:
+            found.outer[id(node)] = outer
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             inner = f"{name}.{node.name}" if name != "<module>" else node.name
             body = range(node.body[0].lineno, (node.end_lineno or node.lineno) + 1)
             for child in [*node.decorator_list, node.args]:
-                visit(child, inner, body if at_import is not None else None)
+                visit(child, inner, body if at_import is not None else None, outer)
             for stmt in node.body:
-                visit(stmt, inner, None)
+                visit(stmt, inner, None, outer or (inner, body))
             return
         if isinstance(node, ast.ClassDef):
             inner = f"{name}.{node.name}" if name != "<module>" else node.name
             for child in ast.iter_child_nodes(node):
-                visit(child, inner, at_import)
+                visit(child, inner, at_import, outer)
             return
         for child in ast.iter_child_nodes(node):
-            visit(child, name, at_import)
+            visit(child, name, at_import, outer)
 
     for stmt in tree.body:
-        visit(stmt, "<module>", everything)
-    return names, import_time
+        visit(stmt, "<module>", everything, None)
+    return found
 
 
 def python_mutants(path: Path, shown_path: str, members: dict[str, list[str]]) -> list[Mutant]:
@@ -338,7 +353,7 @@ def python_mutants(path: Path, shown_path: str, members: dict[str, list[str]]) -
     tree = ast.parse(source, filename=str(path))
     skip = _not_mutated(tree)
     skipped_lines = _skipped_lines(source)
-    names, import_time = _scopes(tree)
+    scopes = _scopes(tree)
     nodes = list(ast.walk(tree))
     mutants: list[Mutant] = []
     for index, node in enumerate(nodes):
@@ -355,21 +370,31 @@ def python_mutants(path: Path, shown_path: str, members: dict[str, list[str]]) -
                 code = compile(mutated, str(path), "exec")
             except (SyntaxError, ValueError):
                 continue  # e.g. deleting the only statement of a block that needs one
-            line = getattr(node, "lineno", 0)
-            end = getattr(node, "end_lineno", None) or line
+            line, end = _position(node)
             mutants.append(
                 Mutant(
                     path=shown_path,
                     line=line,
                     operator=site.operator,
                     description=site.describe,
-                    function=names.get(id(node), "<module>"),
+                    function=scopes.names.get(id(node), "<module>"),
                     lines=range(line, end + 1),
-                    scope=import_time.get(id(node)),
+                    scope=scopes.import_time.get(id(node)),
                     code=code,
+                    outer=scopes.outer.get(id(node)),
                 )
             )
     return mutants
+
+
+def _position(node: ast.AST) -> tuple[int, int]:
+    """First and last line of ``node``; a node without a position of its own (a
+    comprehension's ``for ... if ...``) spans its children."""
+    if getattr(node, "lineno", None) is not None:
+        return node.lineno, getattr(node, "end_lineno", None) or node.lineno  # type: ignore[attr-defined]
+    lines = [n.lineno for n in ast.walk(node) if getattr(n, "lineno", None) is not None]  # type: ignore[attr-defined]
+    ends = [getattr(n, "end_lineno", 0) or 0 for n in ast.walk(node)]
+    return (min(lines), max(max(ends), max(lines))) if lines else (0, 0)
 
 
 def _replace(tree: ast.AST, old: ast.AST, new: ast.AST) -> None:

@@ -1,8 +1,15 @@
-"""Run mutants: a fork server that imports the heavy libraries once, then forks one child per
-mutant. The child loads the mutated module in place of the real one (an import hook: no file is
-changed, so tests running elsewhere in the work tree are not disturbed) or swaps one SQL
-statement, and runs the tests that reach the mutant, fastest first, stopping at the first
-failure. A child that outlives its time is killed and counts as detected.
+"""Run mutants: fork servers, one child per mutant, and no file is ever changed (tests running
+elsewhere in the work tree are not disturbed).
+
+- In place: a server collects the test pool once (awa imported, tests collected), then each
+  child swaps the mutant in - a function's new code (``__code__``), or one SQL statement - and
+  runs the tests that reach it. Most mutants go this way: a child costs a fork.
+- Fresh: for code that runs at import (a table, a constant, a class body, a default, or a
+  function called while importing), a server that has imported the libraries but nothing of
+  awa forks a child that loads the mutated module through an import hook, collects and runs.
+
+Either way the child runs the chosen tests, earlier killers first, stopping at the first
+failure; one that outlives its time is killed and counts as detected.
 
 Tests are chosen per mutant from a baseline run: coverage contexts (which test ran which line)
 for Python, and which statements each test executed for SQL.
@@ -27,6 +34,7 @@ from types import CodeType, ModuleType
 from typing import Any
 
 import pytest
+from _pytest.runner import runtestprotocol
 
 from mutation.python_ops import Mutant
 
@@ -80,6 +88,7 @@ class Baseline:
     lines: dict[str, dict[int, list[str]]]
     statements: dict[str, list[str]]
     failed: list[str]
+    import_lines: dict[str, list[int]]  # lines run while importing and collecting
 
 
 @dataclass
@@ -218,6 +227,7 @@ def baseline(kind: str, pool: list[str], targets: list[str], report: Path) -> Ba
 
     def child() -> int:
         _quiet()
+        at_import: dict[str, list[int]] = {}
         if kind == "python":
             import coverage
 
@@ -227,12 +237,12 @@ def baseline(kind: str, pool: list[str], targets: list[str], report: Path) -> Ba
             code = _pytest(["-p", "no:randomly", *pool], [recorder])
             cov.stop()
             data = cov.get_data()
+            contexts = {t: data.contexts_by_lineno(str(ROOT / t)) for t in targets}
             lines = {
-                t: {
-                    n: [c for c in cs if c]
-                    for n, cs in data.contexts_by_lineno(str(ROOT / t)).items()
-                }
-                for t in targets
+                t: {n: [c for c in cs if c] for n, cs in by.items()} for t, by in contexts.items()
+            }
+            at_import = {
+                t: sorted(n for n, cs in by.items() if "" in cs) for t, by in contexts.items()
             }
             statements: dict[str, list[str]] = {}
         else:
@@ -241,16 +251,14 @@ def baseline(kind: str, pool: list[str], targets: list[str], report: Path) -> Ba
             code = _pytest(["-p", "no:randomly", *pool], [recorder])
             lines = {}
             statements = {name: sorted(ids - {""}) for name, ids in seen.items()}
-        report.write_text(
-            json.dumps(
-                {
-                    "durations": recorder.durations,
-                    "lines": lines,
-                    "statements": statements,
-                    "failed": recorder.failed,
-                }
-            )
-        )
+        found = {
+            "durations": recorder.durations,
+            "lines": lines,
+            "statements": statements,
+            "failed": recorder.failed,
+            "import_lines": at_import,
+        }
+        report.write_text(json.dumps(found))
         return code
 
     pid = _fork(child)
@@ -270,6 +278,7 @@ def baseline(kind: str, pool: list[str], targets: list[str], report: Path) -> Ba
         lines={f: {int(n): ids for n, ids in ls.items()} for f, ls in data["lines"].items()},
         statements=data["statements"],
         failed=data["failed"],
+        import_lines=data["import_lines"],
     )
 
 
@@ -291,27 +300,27 @@ def _selected(mutant: Mutant, base: Baseline, killers: Counter[str]) -> list[str
     return sorted(chosen, key=lambda t: (-killers[t], base.durations.get(t, 0.0), t))
 
 
-def _mutant_child(mutant: Mutant, tests: list[str], killer: Path) -> Callable[[], int]:
-    def child() -> int:
-        _quiet()
-        if mutant.code is not None:
-            path = ROOT / mutant.path
-            sys.meta_path.insert(0, _MutantFinder(_module_name(mutant.path), path, mutant.code))
-        if mutant.sql is not None:
-            from awa.adapters.postgres._sql import SQL, expand_job_columns
-
-            name, text = mutant.sql
-            SQL[name] = expand_job_columns(text)
-        files = sorted({t.split("::")[0] for t in tests})
-        return _pytest(["-x", "-p", "no:randomly", *files], [_Select(tests, killer)])
-
-    return child
+def _in_place(mutant: Mutant, base: Baseline) -> bool:
+    """Whether the mutant can be swapped into code already imported: a statement, or the body
+    of a function nobody called while importing."""
+    if mutant.sql is not None:
+        return True
+    if mutant.outer is None:
+        return False
+    return not set(mutant.outer[1]) & set(base.import_lines.get(mutant.path, []))
 
 
-def run_mutants(
-    mutants: list[Mutant], base: Baseline, work: Path, *, jobs: int, slack_s: float
+# -- scheduling -----------------------------------------------------------------------------
+
+Spawn = Callable[[Mutant, list[str], Path], int]
+
+
+def _schedule(
+    mutants: list[Mutant], base: Baseline, work: Path, spawn: Spawn, jobs: int, slack_s: float
 ) -> Iterator[Outcome]:
-    """Each mutant's outcome, as the children finish (up to ``jobs`` at once)."""
+    """Each mutant's outcome as its child finishes, up to ``jobs`` children at once. A child's
+    exit status says it all: 0 survived, ``_UNPATCHABLE`` could not swap the mutant in, else
+    killed."""
     queue = list(mutants)
     running: dict[int, tuple[Mutant, int, float, float, Path]] = {}
     killers: Counter[str] = Counter()
@@ -323,10 +332,10 @@ def run_mutants(
                 yield Outcome(mutant, "uncovered", 0, 0.0)
                 continue
             budget = slack_s + 3 * sum(base.durations.get(t, 0.0) for t in tests)
-            killer = work / f"killer-{len(queue)}"
-            pid = _fork(_mutant_child(mutant, tests, killer))
+            killer = work / f"killer-{os.getpid()}-{len(queue)}"
+            pid = spawn(mutant, tests, killer)
             running[pid] = (mutant, len(tests), time.monotonic(), budget, killer)
-        time.sleep(0.02)
+        time.sleep(0.01)
         for pid, (mutant, count, started, budget, killer) in list(running.items()):
             done, status = os.waitpid(pid, os.WNOHANG)
             elapsed = time.monotonic() - started
@@ -338,12 +347,165 @@ def run_mutants(
                 verdict = "timeout"
             else:
                 code = os.waitstatus_to_exitcode(status)
-                verdict = "survived" if code == 0 else "killed"
+                verdict = {0: "survived", _UNPATCHABLE: "unpatchable"}.get(code, "killed")
                 if killer.exists():
                     killers[killer.read_text()] += 1
                     killer.unlink()
             del running[pid]
             yield Outcome(mutant, verdict, count, elapsed)
+
+
+_UNPATCHABLE = 99
+
+
+# -- fresh: the mutated module imported anew -------------------------------------------------
+
+
+def _fresh_child(mutant: Mutant, tests: list[str], killer: Path) -> int:
+    def child() -> int:
+        _quiet()
+        assert mutant.code is not None
+        path = ROOT / mutant.path
+        sys.meta_path.insert(0, _MutantFinder(_module_name(mutant.path), path, mutant.code))
+        files = sorted({t.split("::")[0] for t in tests})
+        return _pytest(["-x", "-p", "no:randomly", *files], [_Select(tests, killer)])
+
+    return _fork(child)
+
+
+# -- in place: the pool collected once, the mutant swapped in --------------------------------
+
+
+def _code_named(code: CodeType, qualname: str) -> CodeType:
+    """The code object of function ``qualname`` inside a module's code."""
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            if const.co_qualname == qualname:
+                return const
+            with contextlib.suppress(LookupError):
+                return _code_named(const, qualname)
+    raise LookupError(qualname)
+
+
+def _swap_in(mutant: Mutant) -> None:
+    """Give the function holding the mutant its mutated code, or swap one SQL statement."""
+    if mutant.sql is not None:
+        from awa.adapters.postgres._sql import SQL, expand_job_columns
+
+        name, text = mutant.sql
+        SQL[name] = expand_job_columns(text)
+        return
+    assert mutant.code is not None
+    assert mutant.outer is not None
+    qualname = mutant.outer[0]
+    target: Any = importlib.import_module(_module_name(mutant.path))
+    for part in qualname.split("."):
+        target = vars(target)[part]
+    function = getattr(target, "__func__", None) or getattr(target, "fget", None) or target
+    function.__code__ = _code_named(mutant.code, qualname)
+
+
+class _InPlaceServer:
+    """A pytest plugin that takes over the test loop: after collection, it forks one child per
+    mutant; the child swaps the mutant in and runs the chosen collected tests. Outcomes go to
+    ``results``, one JSON line each, by the mutant's index."""
+
+    def __init__(
+        self,
+        mutants: list[Mutant],
+        base: Baseline,
+        work: Path,
+        results: Path,
+        jobs: int,
+        slack_s: float,
+    ) -> None:
+        self.mutants, self.base, self.work, self.results = mutants, base, work, results
+        self.jobs, self.slack_s = jobs, slack_s
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: Any) -> bool:
+        items = {item.nodeid: item for item in session.items}
+
+        def spawn(mutant: Mutant, tests: list[str], killer: Path) -> int:
+            def child() -> int:
+                _quiet()
+                try:
+                    _swap_in(mutant)
+                except (LookupError, ValueError, TypeError):  # e.g. a changed closure
+                    return _UNPATCHABLE
+                chosen = [items[t] for t in tests if t in items]
+                for n, item in enumerate(chosen):
+                    following = chosen[n + 1] if n + 1 < len(chosen) else None
+                    reports = runtestprotocol(item, nextitem=following, log=False)
+                    if any(report.failed for report in reports):
+                        killer.write_text(item.nodeid)
+                        item.session._setupstate.teardown_exact(None)
+                        return 1
+                return 0
+
+            return _fork(child)
+
+        index = {id(m): n for n, m in enumerate(self.mutants)}
+        with self.results.open("a") as out:
+            for outcome in _schedule(
+                self.mutants, self.base, self.work, spawn, self.jobs, self.slack_s
+            ):
+                line = {"index": index[id(outcome.mutant)], "status": outcome.status}
+                out.write(
+                    json.dumps({**line, "tests": outcome.tests, "seconds": outcome.seconds}) + "\n"
+                )
+                out.flush()
+        return True
+
+
+def _run_in_place(
+    mutants: list[Mutant], base: Baseline, work: Path, pool: list[str], jobs: int, slack_s: float
+) -> Iterator[Outcome]:
+    results = work / f"in-place-{len(mutants)}-{time.monotonic_ns()}.jsonl"
+    results.touch()
+    server = _InPlaceServer(mutants, base, work, results, jobs, slack_s)
+
+    def serve() -> int:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)  # pytest's own report; progress comes from the main process
+        return _pytest(["-p", "no:randomly", *pool], [server])
+
+    pid = _fork(serve)
+    seen = 0
+    while True:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        lines = results.read_text().splitlines()
+        for line in lines[seen:]:
+            data = json.loads(line)
+            mutant = mutants[data["index"]]
+            yield Outcome(mutant, data["status"], data["tests"], data["seconds"])
+        seen = len(lines)
+        if done:
+            return
+        time.sleep(0.2)
+
+
+def run_mutants(
+    mutants: list[Mutant],
+    base: Baseline,
+    work: Path,
+    pool: list[str],
+    *,
+    jobs: int,
+    slack_s: float,
+) -> Iterator[Outcome]:
+    """Each mutant's outcome: those that can be swapped in first, in one server that collects
+    ``pool`` once, then the rest (and any that could not be swapped in after all) fresh."""
+    in_place = [m for m in mutants if _in_place(m, base)]
+    fresh = [m for m in mutants if not _in_place(m, base)]
+    for outcome in _run_in_place(in_place, base, work, pool, jobs, slack_s) if in_place else ():
+        if outcome.status == "unpatchable":
+            fresh.append(outcome.mutant)
+        else:
+            yield outcome
+    if any(m.sql is not None for m in fresh):
+        raise AssertionError("SQL mutants are always swapped in")
+    yield from _schedule(fresh, base, work, _fresh_child, jobs, slack_s)
 
 
 def scratch() -> Path:

@@ -231,3 +231,19 @@ def test_claim_refuses_a_deadline_no_store_can_hold() -> None:
     for bad in (-1, float("nan"), 1e12):
         with pytest.raises(ValidationError, match="deadline_duration must be"):
             decisions.claim(available, NOW, bad)
+
+
+def test_callback_decisions_refuse_a_timeout_that_is_not_positive() -> None:
+    running = _one_running()
+    registered = decisions.register_callback(running, "cb", 60, NOW)
+    for bad in (0, -5, float("inf")):
+        with pytest.raises(ValidationError, match="callback timeout must be > 0"):
+            decisions.register_callback(running, "cb", bad, NOW)
+        with pytest.raises(ValidationError, match="callback timeout must be > 0"):
+            decisions.heartbeat_callback(registered, "cb", bad, NOW)
+
+
+@given(jobs().filter(lambda job: job.state is not JobState.RUNNING))
+def test_only_a_running_attempt_is_released(job: Job) -> None:
+    with pytest.raises(IllegalTransition):
+        decisions.release(job, NOW)

@@ -207,7 +207,6 @@ def release(job: Job, now: datetime) -> Decision:
     """Row 22: the worker shuts down with the handler still running and gives the attempt up.
     It spends the attempt (poison-job rule) but is retried at once, with no backoff: the job
     did nothing wrong, its worker left."""
-    _require(job, Trigger.RELEASE_RETRY)
     cause = RescueCause.WORKER_SHUTDOWN
     error = ErrorEntry(error=cause.error, attempt=job.attempt, at=now)
     errors = (*job.errors, error)

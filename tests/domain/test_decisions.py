@@ -24,11 +24,13 @@ from awa.domain import (
     Snooze,
     Trigger,
     ValidationError,
+    WaitForCallback,
     backoff_s,
     decisions,
     rescue_cause,
 )
 from awa.domain.rescue import dlq_reason_after
+from awa.domain.values import CallbackToken
 from awa.testing.strategies import NOW, jobs, new_jobs, outcomes, reasons
 
 RNG = random.Random(0)
@@ -247,3 +249,18 @@ def test_callback_decisions_refuse_a_timeout_that_is_not_positive() -> None:
 def test_only_a_running_attempt_is_released(job: Job) -> None:
     with pytest.raises(IllegalTransition):
         decisions.release(job, NOW)
+
+
+@given(jobs(), st.integers(-5, 5))
+def test_claimable_means_available_or_waiting_and_due(job: Job, due_in_s: int) -> None:
+    job = attrs.evolve(job, run_at=NOW + timedelta(seconds=due_in_s))
+    waiting = job.state in (JobState.SCHEDULED, JobState.RETRYABLE)
+    expected = job.state is JobState.AVAILABLE or (waiting and due_in_s <= 0)
+    assert decisions.is_claimable(job, NOW) is expected
+
+
+@given(jobs().filter(lambda job: job.state is not JobState.RUNNING))
+def test_a_park_for_an_attempt_that_is_not_running_is_illegal(job: Job) -> None:
+    token = CallbackToken("another", job.lease, NOW)
+    with pytest.raises(IllegalTransition):
+        decisions.finish(job, WaitForCallback(token), NOW, RNG)

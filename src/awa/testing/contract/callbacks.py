@@ -242,6 +242,24 @@ class CallbackContract(StoreFixtures):
             with pytest.raises(CallbackNotFound):
                 store.heartbeat_callback(callback_id, timeout_s=10)
 
+    def test_a_park_after_the_attempt_ended_says_why_it_is_stale(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        store.insert([NewJob(kind="k"), NewJob(kind="k")])
+        cancelled, rescued = _claim_one(store), _claim_one(store)
+        for job in (cancelled, rescued):
+            registered = store.register_callback(job.lease)
+            assert isinstance(registered, Applied)
+        store.cancel(cancelled.id)
+        clock.advance(STALENESS_S + 1)
+        store.rescue(staleness_s=STALENESS_S)
+        for job, reason in (
+            (cancelled, StaleReason.CANCELLED),
+            (rescued, StaleReason.STATE_CHANGED),
+        ):
+            token = CallbackToken("cb-from-the-handler", job.lease, job.run_at)
+            assert _finish(store, job.lease, WaitForCallback(token)) == Stale(job.lease, reason)
+
     def test_unknown_callback_id_is_not_found(self, store: ClaimStore) -> None:
         with pytest.raises(CallbackNotFound):
             store.resolve_callback("no-such-callback", CompleteCallback())

@@ -77,8 +77,11 @@ class DlqContract(StoreFixtures):
         _one(store, queue="d", max_attempts=1)
         job = _claim_one(store, "d")
         _finish(store, job.lease, Fail("boom"))
+        clock.advance(60)
         retried = store.retry_from_dlq(job.id)
         assert retried.state is JobState.AVAILABLE
+        assert (retried.run_at, retried.finalized_at) == (clock.now(), None)
+        assert store.get_job(job.id) == retried
         assert (retried.attempt, retried.run_lease) == (0, 1)
         assert [e.error for e in retried.errors] == ["boom"]
         assert store.list_dlq(queue="d") == []

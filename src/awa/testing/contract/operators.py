@@ -49,7 +49,9 @@ class OperatorContract(StoreFixtures):
         self, store: ClaimStore, clock: ManualClock
     ) -> None:
         driven = drive_to(store, clock, JobState.FAILED)
+        clock.advance(90)
         retried = store.retry(driven.job.id)
+        assert retried.run_at == clock.now(), "queued behind the jobs already waiting"
         assert retried.state is JobState.AVAILABLE
         assert retried.attempt == 0
         assert retried.run_lease == driven.job.run_lease

@@ -230,3 +230,18 @@ def test_a_refused_value_is_quoted_whole_up_to_eighty_characters() -> None:
 def test_values_are_made_with_keywords_only() -> None:
     with pytest.raises(TypeError):
         NewJob("send_email")  # type: ignore[misc]
+
+
+def test_a_bool_is_not_a_number_of_seconds() -> None:
+    with pytest.raises(ValidationError, match="Snooze seconds must be a number of seconds"):
+        Snooze(True)
+
+
+def test_run_at_must_be_a_datetime() -> None:
+    with pytest.raises(ValidationError, match="run_at must be a timezone-aware datetime"):
+        NewJob(kind="k", run_at="2030-01-01T00:00:00Z")  # type: ignore[arg-type]
+
+
+def test_a_state_is_taken_by_member_or_value() -> None:
+    assert check_state(JobState.RUNNING) is JobState.RUNNING
+    assert check_state("running") is JobState.RUNNING

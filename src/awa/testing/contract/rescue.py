@@ -122,6 +122,18 @@ class RescueContract(StoreFixtures):
         assert entry is not None
         assert (entry.reason, entry.job) == (DlqReason.CALLBACK_TIMEOUT.value, dead.job)
 
+    def test_a_running_attempt_is_not_rescued_for_its_callback_timeout(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        _one(store)
+        job = _claim_one(store)
+        registered = store.register_callback(job.lease, timeout_s=10)
+        assert isinstance(registered, Applied)
+        clock.advance(30)  # the callback timed out, but the handler never parked: it is alive
+        store.heartbeat([Heartbeat(job.lease)])
+        assert store.rescue(staleness_s=STALENESS_S) == []
+        assert store.get_job(job.id).state is JobState.RUNNING
+
     def test_rescue_is_bounded_per_call(self, store: ClaimStore, clock: ManualClock) -> None:
         store.insert([NewJob(kind="k") for _ in range(5)])
         store.claim("default", limit=5)

@@ -13,8 +13,15 @@ from datetime import timedelta
 import pytest
 
 from awa.adapters.memory import ManualClock
-from awa.domain import ResumeCallback
-from awa.ports import CallbackResolved, CancelRequested, ClaimStore, JobsAvailable, Listens
+from awa.domain import Complete, Fail, NewJob, ResumeCallback, RetryAfter
+from awa.ports import (
+    CallbackResolved,
+    CancelRequested,
+    ClaimStore,
+    Finish,
+    JobsAvailable,
+    Listens,
+)
 from awa.testing.contract._helpers import StoreFixtures, _claim_one, _Events, _one, _park
 
 __all__ = ["HintContract"]
@@ -41,6 +48,27 @@ class HintContract(StoreFixtures):
             clock.advance(5)
             store.promote()
             assert events.wait_for(JobsAvailable("later"))
+        finally:
+            unsubscribe()
+
+    def test_only_work_that_became_runnable_is_announced(
+        self, store: ClaimStore, hints: Listens
+    ) -> None:
+        events = _Events()
+        unsubscribe = hints.subscribe(events)
+        try:
+            store.insert([NewJob(kind="k", queue="once") for _ in range(3)])
+            done, failed, retried = store.claim("once", limit=3)
+            store.finish(
+                [
+                    Finish(done.lease, Complete()),
+                    Finish(failed.lease, Fail("x", terminal=True)),
+                    Finish(retried.lease, RetryAfter(60)),
+                ]
+            )
+            _one(store, queue="marker")  # announced after everything above
+            assert events.wait_for(JobsAvailable("marker"))
+            assert events.seen.count(JobsAvailable("once")) == 1, events.seen
         finally:
             unsubscribe()
 

@@ -70,7 +70,7 @@ def preload() -> None:
 
     settings.register_profile(
         "mutate",
-        max_examples=200,
+        max_examples=100,  # half the dev profile's: a mutant's tests run hundreds of times
         deadline=None,
         derandomize=True,
         database=None,

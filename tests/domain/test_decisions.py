@@ -11,16 +11,21 @@ from hypothesis import strategies as st
 from awa.domain import (
     BACKOFF_MAX_S,
     TRANSITIONS,
+    CallbackNotFound,
     Complete,
+    CompleteCallback,
     DlqReason,
     ErrorEntry,
     Fail,
+    FailCallback,
     IllegalTransition,
     Job,
     JobState,
     NewJob,
     RescueCause,
+    ResumeCallback,
     RetryAfter,
+    RetryCallback,
     Snooze,
     Trigger,
     ValidationError,
@@ -264,3 +269,17 @@ def test_a_park_for_an_attempt_that_is_not_running_is_illegal(job: Job) -> None:
     token = CallbackToken("another", job.lease, NOW)
     with pytest.raises(IllegalTransition):
         decisions.finish(job, WaitForCallback(token), NOW, RNG)
+
+
+@given(jobs(JobState.WAITING_EXTERNAL), st.sampled_from(["resume", "complete", "fail", "retry"]))
+def test_only_the_pending_callback_id_answers(job: Job, kind: str) -> None:
+    resolution = {
+        "resume": ResumeCallback(),
+        "complete": CompleteCallback(),
+        "fail": FailCallback("x"),
+        "retry": RetryCallback(),
+    }[kind]
+    with pytest.raises(CallbackNotFound):
+        decisions.resolve_callback(job, "not-" + (job.callback_id or ""), resolution, NOW)
+    with pytest.raises(CallbackNotFound):
+        decisions.heartbeat_callback(job, "not-" + (job.callback_id or ""), 60, NOW)

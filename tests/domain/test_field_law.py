@@ -70,12 +70,21 @@ def _decide(job: Job) -> dict[str, Callable[[], Job | Decision]]:
         "move_to_dlq": lambda: decisions.move_to_dlq(job, "operator", LATER).job,
     }
     for name, outcome in outcomes.items():
-        found[name] = lambda o=outcome: decisions.finish(job, o, LATER, _RNG, {"p": 3})
+        found[name] = lambda o=outcome: decisions.finish(
+            _with_callback(job), o, LATER, _RNG, {"p": 3}
+        )
     for name, resolution in resolutions.items():
         found[name] = lambda r=resolution: decisions.resolve_callback(job, "cb", r, LATER)
     for cause in RescueCause:
         found[f"rescue_{cause.name}"] = lambda c=cause: decisions.rescue(job, c, LATER, _RNG)
     return found
+
+
+def _with_callback(job: Job) -> Job:
+    """A running job with a callback registered, so that a park can follow; others as is."""
+    if job.state is JobState.RUNNING and job.callback_id is None:
+        return decisions.register_callback(job, "cb", 60, NOW)
+    return job
 
 
 @given(jobs(), st.booleans())

@@ -212,6 +212,7 @@ class RescueContract(StoreFixtures):
     ) -> None:
         _one(store, max_attempts=3)
         job = _claim_one(store)
+        clock.advance(12)  # it ran a while before its worker shut down
         [result] = store.release([job.lease])
         assert isinstance(result, Applied)
         released = result.job

@@ -139,9 +139,8 @@ def stale_results(
 ) -> list[WriteResult]:
     """Each request's result, the unowned ones (``None``) as ``Stale`` with the reason their
     job's current ``(run_lease, state)`` gives (a job missing from ``states`` is gone)."""
-    return [
-        result
-        if result is not None
-        else Stale(lease, stale_reason(lease, states.get(lease.job_id)))
-        for result, lease in zip(results, leases, strict=True)
-    ]
+    filled: list[WriteResult] = []
+    for index, result in enumerate(results):
+        lease = leases[index]
+        filled.append(result or Stale(lease, stale_reason(lease, states.get(lease.job_id))))
+    return filled

@@ -88,6 +88,18 @@ class FencingContract(StoreFixtures):
         assert store.get_job(job.id).state is JobState.RETRYABLE
         assert store.get_dlq_entry(doomed.id) is not None
 
+    def test_a_heartbeat_batch_naming_one_attempt_twice_applies_both(
+        self, store: ClaimStore
+    ) -> None:
+        _one(store)
+        job = _claim_one(store)
+        first, second = store.heartbeat(
+            [Heartbeat(job.lease, progress={"step": 1}), Heartbeat(job.lease, progress={"step": 2})]
+        )
+        assert isinstance(first, Applied)
+        assert isinstance(second, Applied)
+        assert store.get_job(job.id).progress == {"step": 2}
+
     def test_late_finish_after_rescue_changes_nothing(
         self, store: ClaimStore, clock: ManualClock
     ) -> None:

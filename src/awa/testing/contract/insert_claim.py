@@ -13,7 +13,7 @@ import pytest
 
 from awa.adapters.memory import ManualClock
 from awa.domain import JobState, NewJob, RetryAfter, ValidationError
-from awa.ports import Applied, ClaimStore
+from awa.ports import BATCH_SIZE_MAX, Applied, ClaimStore
 from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _one
 
 __all__ = ["InsertClaimContract"]
@@ -46,6 +46,11 @@ class InsertClaimContract(StoreFixtures):
         assert got.args == args
         assert got.tags == ("it's", "--x")
         assert got.metadata == {"k": '"quoted"'}
+
+    def test_a_batch_of_the_largest_size_is_taken(self, store: ClaimStore) -> None:
+        created = store.insert([NewJob(kind="k", queue="full")] * BATCH_SIZE_MAX)
+        assert len(created) == BATCH_SIZE_MAX
+        assert len(store.claim("full", limit=BATCH_SIZE_MAX)) == BATCH_SIZE_MAX
 
     def test_insert_rejects_values_that_are_not_new_jobs(self, store: ClaimStore) -> None:
         with pytest.raises(ValidationError):

@@ -102,6 +102,7 @@ FAILED: Any = Given.FAILED_JOB
 TOO_MANY = BATCH_SIZE_MAX + 1
 UNKNOWN_CALLBACK = "no-such-callback"
 BAD_LEASE = Lease("1; --", 1)  # type: ignore[arg-type]
+BOOL_LEASE = Lease(1, True)
 
 LIST = "as a list"
 LIMIT = "limit must be"
@@ -164,6 +165,7 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("heartbeat", "NUL in progress", NUL, [Heartbeat(LIVE, progress={"p": "\x00"})]),
     _row("heartbeat", "progress not an object", "JSON object", [Heartbeat(LIVE, progress=[1])]),  # type: ignore[arg-type]
     _row("heartbeat", "lease job id not an integer", "lease", [Heartbeat(BAD_LEASE)]),
+    _row("heartbeat", "lease run_lease a bool", "run_lease is an integer", [Heartbeat(BOOL_LEASE)]),
     _row(
         "heartbeat",
         "good beat beside a bad one",
@@ -187,6 +189,7 @@ REFUSALS: tuple[Refusal, ...] = (
         [Finish(LIVE, Complete(), progress={"p": float("nan")})],
     ),
     _row("finish", "outcome a string", "outcome", [Finish(LIVE, "done")]),  # type: ignore[arg-type]
+    _row("finish", "lease job id not an integer", "lease", [Finish(BAD_LEASE, Complete())]),
     _row(
         "finish",
         "good finish beside a bad one",

@@ -26,6 +26,7 @@ from awa.domain import (
     ResumeCallback,
     RetryAfter,
     RetryCallback,
+    ValidationError,
     WaitForCallback,
 )
 from awa.domain.values import CallbackToken
@@ -88,6 +89,16 @@ class CallbackContract(StoreFixtures):
         clock.advance(1)
         reclaimed = _claim_one(store)
         assert (reclaimed.id, reclaimed.callback_result) == (job.id, None)
+
+    def test_a_callback_id_pending_on_another_attempt_is_refused(self, store: ClaimStore) -> None:
+        store.insert([NewJob(kind="k"), NewJob(kind="k")])
+        first, second = _claim_one(store), _claim_one(store)
+        assert isinstance(store.register_callback(first.lease, callback_id="order-7"), Applied)
+        before = store.get_job(second.id)
+        with pytest.raises(ValidationError, match="callback id 'order-7' is already pending"):
+            store.register_callback(second.lease, callback_id="order-7")
+        assert store.get_job(second.id) == before
+        assert store.get_job(first.id).callback_id == "order-7"
 
     def test_a_callback_id_is_free_again_once_answered(self, store: ClaimStore) -> None:
         store.insert([NewJob(kind="k"), NewJob(kind="k")])

@@ -205,13 +205,6 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("register_callback", "callback id not a string", CALLBACK_ID, LIVE, callback_id=123),
     _row("register_callback", "NUL in callback id", NUL, LIVE, callback_id="a\x00b"),
     _row("register_callback", "callback id too long", "at most", LIVE, callback_id="x" * 257),
-    _row(
-        "register_callback",
-        "callback id pending on another job",
-        "already pending",
-        LIVE,
-        callback_id=CALLBACK,
-    ),
     # -- resolve_callback --------------------------------------------------------------------
     _row("resolve_callback", "callback id not a string", CALLBACK_ID, 123, CompleteCallback()),
     _row("resolve_callback", "empty callback id", CALLBACK_ID, "", CompleteCallback()),

@@ -71,6 +71,27 @@ class MaintenanceContract(StoreFixtures):
         with pytest.raises(JobNotFound):
             store.get_job(done.id)
 
+    def test_retention_in_small_batches_takes_the_oldest_first(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        store.set_dlq_enabled("dead", True)
+        first_done = drive_to(store, clock, JobState.COMPLETED).job
+        _one(store, queue="dead")
+        first_dead = _claim_one(store, "dead")
+        _finish(store, first_dead.lease, Fail("x", terminal=True))
+        clock.advance(10)
+        second_done = drive_to(store, clock, JobState.COMPLETED).job
+        _one(store, queue="dead")
+        second_dead = _claim_one(store, "dead")
+        _finish(store, second_dead.lease, Fail("x", terminal=True))
+        clock.advance(100)
+        assert store.delete_finished(older_than_s=50, limit=1) == 1
+        assert store.expire_dlq(older_than_s=50, limit=1) == 1
+        with pytest.raises(JobNotFound):
+            store.get_job(first_done.id)
+        assert store.get_job(second_done.id).state is JobState.COMPLETED
+        assert [entry.job.id for entry in store.list_dlq(queue="dead")] == [second_dead.id]
+
     def test_delete_finished_is_bounded_and_leaves_the_dlq_alone(
         self, store: ClaimStore, clock: ManualClock
     ) -> None:

@@ -40,6 +40,27 @@ class DlqContract(StoreFixtures):
         _finish(store, job.lease, Fail("x", terminal=True))
         assert store.get_dlq_entry(job.id) is None, "pausing a queue gave it a dead-letter queue"
 
+    def test_list_dlq_filters_by_queue_and_kind_oldest_first(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        for queue in ("d1", "d2"):
+            store.set_dlq_enabled(queue, True)
+        ids = {}
+        for queue, kind in (("d1", "a"), ("d1", "b"), ("d2", "a"), ("d1", "a")):
+            _one(store, queue=queue, kind=kind)
+            job = _claim_one(store, queue)
+            _finish(store, job.lease, Fail("x", terminal=True))
+            ids.setdefault((queue, kind), []).append(job.id)
+            clock.advance(1)
+
+        def listed(**filters: str) -> list[int]:
+            return [entry.job.id for entry in store.list_dlq(**filters)]  # type: ignore[arg-type]
+
+        assert listed(queue="d1", kind="a") == ids[("d1", "a")]
+        assert listed(kind="a") == sorted(ids[("d1", "a")] + ids[("d2", "a")])
+        assert listed(queue="d1") == sorted(ids[("d1", "a")] + ids[("d1", "b")])
+        assert listed(queue="d2", kind="b") == []
+
     def test_dlq_job_lives_in_exactly_one_home(self, store: ClaimStore) -> None:
         store.set_dlq_enabled("d", True)
         _one(store, queue="d")

@@ -6,8 +6,8 @@ import threading
 import pytest
 
 from awa.adapters.memory import ManualClock, MemoryStore, SimulatedCrash
-from awa.domain import Complete, JobState, NewJob
-from awa.ports import Applied, Finish
+from awa.domain import Complete, JobState, Lease, NewJob
+from awa.ports import Applied, Finish, Heartbeat, Stale, StaleReason
 
 
 @pytest.fixture
@@ -40,3 +40,14 @@ def test_a_batch_with_one_delayed_job_is_held_whole(store: MemoryStore) -> None:
     assert store.faults.deliver_finishes()
     finisher.join()
     assert all(isinstance(result, Applied) for result in results)
+
+
+def test_a_lost_heartbeat_reports_what_the_worker_would_have_seen(store: MemoryStore) -> None:
+    [job] = store.insert([NewJob(kind="k")])
+    [running] = store.claim("default", limit=1)
+    store.faults.stall_heartbeats()
+    gone = Lease(999, 1)
+    kept, missing = store.heartbeat([Heartbeat(running.lease), Heartbeat(gone)])
+    assert kept == Applied(store.get_job(job.id))
+    assert missing == Stale(gone, StaleReason.NOT_FOUND)
+    assert store.get_job(job.id).heartbeat_at == running.heartbeat_at  # never arrived

@@ -96,7 +96,7 @@ def test_sql_mutants_drop_skip_locked_and_keep_set_lists_valid() -> None:
     assert "FOR UPDATE OF j\n)" in skip.sql[1]
     [last] = [m for m in claim if m.description == "drop SET callback_result"]
     assert last.sql is not None
-    assert "callback_timeout_at = NULL\nFROM picked, t" in last.sql[1]
+    assert "deadline_at = t.now + %(deadline)s::interval\nFROM picked, t" in last.sql[1]
     [first] = [m for m in claim if m.description == "drop SET state"]
     assert first.sql is not None
     assert "SET attempt = j.attempt + 1," in first.sql[1]

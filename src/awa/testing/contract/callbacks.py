@@ -221,6 +221,16 @@ class CallbackContract(StoreFixtures):
         assert entry.reason == DlqReason.TERMINAL_ERROR.value
         assert entry.job.errors[-1].error == "card declined"
 
+    def test_callback_fail_on_a_queue_without_a_dlq_keeps_the_job_in_place(
+        self, store: ClaimStore
+    ) -> None:
+        _one(store, queue="never_configured")
+        job = _claim_one(store, "never_configured")
+        failed = store.resolve_callback(_park(store, job), FailCallback("declined"))
+        assert failed.state is JobState.FAILED
+        assert store.get_dlq_entry(job.id) is None
+        assert store.list_jobs(queue="never_configured") == [failed]
+
     def test_callback_heartbeat_extends_the_timeout(
         self, store: ClaimStore, clock: ManualClock
     ) -> None:

@@ -60,6 +60,8 @@ class DlqContract(StoreFixtures):
         assert listed(kind="a") == sorted(ids[("d1", "a")] + ids[("d2", "a")])
         assert listed(queue="d1") == sorted(ids[("d1", "a")] + ids[("d1", "b")])
         assert listed(queue="d2", kind="b") == []
+        [oldest] = store.list_dlq(kind="a", limit=1)
+        assert oldest.job.id == ids[("d1", "a")][0]
 
     def test_dlq_job_lives_in_exactly_one_home(self, store: ClaimStore) -> None:
         store.set_dlq_enabled("d", True)

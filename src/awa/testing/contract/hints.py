@@ -52,11 +52,12 @@ class HintContract(StoreFixtures):
             unsubscribe()
 
     def test_only_work_that_became_runnable_is_announced(
-        self, store: ClaimStore, hints: Listens
+        self, store: ClaimStore, hints: Listens, clock: ManualClock
     ) -> None:
         events = _Events()
         unsubscribe = hints.subscribe(events)
         try:
+            store.insert([NewJob(kind="k", queue="later", run_at=clock.now() + timedelta(hours=1))])
             store.insert([NewJob(kind="k", queue="once") for _ in range(3)])
             done, failed, retried = store.claim("once", limit=3)
             store.finish(
@@ -69,6 +70,7 @@ class HintContract(StoreFixtures):
             _one(store, queue="marker")  # announced after everything above
             assert events.wait_for(JobsAvailable("marker"))
             assert events.seen.count(JobsAvailable("once")) == 1, events.seen
+            assert JobsAvailable("later") not in events.seen, "nothing runnable there yet"
         finally:
             unsubscribe()
 

@@ -46,6 +46,15 @@ class MaintenanceContract(StoreFixtures):
         assert store.get_job(fresh.id).state is JobState.COMPLETED
         assert store.delete_finished(older_than_s=50) == 0
 
+    def test_promote_is_bounded_and_takes_the_earliest_due_first(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        later = _one(store, run_at=clock.now() + timedelta(seconds=5))
+        earlier = _one(store, run_at=clock.now() + timedelta(seconds=3))
+        clock.advance(5)
+        assert [job.id for job in store.promote(limit=1)] == [earlier.id]
+        assert [job.id for job in store.promote(limit=1)] == [later.id]
+
     def test_promote_and_claim_take_a_job_due_this_very_instant(
         self, store: ClaimStore, clock: ManualClock
     ) -> None:

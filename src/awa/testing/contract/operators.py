@@ -8,7 +8,7 @@ import pytest
 from awa.adapters.memory import ManualClock
 from awa.domain import Fail, IllegalTransition, JobNotFound, JobState, NewJob, ValidationError
 from awa.ports import ClaimStore
-from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish
+from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _one
 from awa.testing.scenarios import drive_to
 
 __all__ = ["OperatorContract"]
@@ -115,6 +115,24 @@ class OperatorContract(StoreFixtures):
         assert [j.id for j in first] == newest_first[0:3:2]
         rest = store.list_jobs(tag="x", limit=2, before_id=first[-1].id)
         assert [j.id for j in rest] == newest_first[4::2]
+
+    def test_queue_stats_are_per_queue(self, store: ClaimStore, clock: ManualClock) -> None:
+        store.set_dlq_enabled("left", True)
+        store.set_dlq_enabled("right", True)
+        first = _one(store, queue="left")
+        clock.advance(5)
+        _one(store, queue="left")
+        for queue in ("right", "right"):
+            _one(store, queue=queue)
+        _finish(store, _claim_one(store, "right").lease, Fail("x", terminal=True))
+        _claim_one(store, "right")
+        stats = {s.queue: s for s in store.queue_stats()}
+        left, right = stats["left"], stats["right"]
+        assert (left.counts[JobState.AVAILABLE], left.counts[JobState.RUNNING]) == (2, 0)
+        assert (right.counts[JobState.AVAILABLE], right.counts[JobState.RUNNING]) == (0, 1)
+        assert (left.dlq_depth, right.dlq_depth) == (0, 1)
+        assert left.oldest_available_at == first.run_at
+        assert right.oldest_available_at is None
 
     def test_queue_stats_count_states_dlq_and_pause(self, store: ClaimStore) -> None:
         store.set_dlq_enabled("stats", True)

@@ -10,6 +10,7 @@ from awa.domain import (
     CompleteCallback,
     Fail,
     FailCallback,
+    Job,
     JobState,
     NewJob,
     ResumeCallback,
@@ -245,3 +246,36 @@ def test_run_at_must_be_a_datetime() -> None:
 def test_a_state_is_taken_by_member_or_value() -> None:
     assert check_state(JobState.RUNNING) is JobState.RUNNING
     assert check_state("running") is JobState.RUNNING
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"kind": 5}, "invalid job kind 5"),
+        ({"priority": 2.0}, "priority must be an integer from 1 to 4, got 2.0"),
+        ({"tags": {"a"}}, "tags must be a list of strings"),
+    ],
+)
+def test_values_of_the_wrong_type_are_refused(fields: dict[str, object], message: str) -> None:
+    with pytest.raises(ValidationError, match=re.escape(message)):
+        NewJob(**{"kind": "k", **fields})  # type: ignore[arg-type]
+
+
+def test_a_callback_payload_may_nest_sixty_four_deep() -> None:
+    assert ResumeCallback(_nested(64)).payload == _nested(64)  # the leaf 64 levels down
+    with pytest.raises(ValidationError, match="nested deeper than 64 levels"):
+        ResumeCallback(_nested(65))
+
+
+def test_outcomes_have_their_documented_defaults_and_checks() -> None:
+    assert Cancel().reason == "cancelled by handler"
+    assert FailCallback().error == "failed by callback"
+    assert Fail("x").terminal is False
+    with pytest.raises(ValidationError, match="traceback contains a NUL character"):
+        Fail("x", traceback="line\x00")
+
+
+def test_jobs_are_made_with_keywords_only() -> None:
+    at = datetime(2030, 1, 1)
+    with pytest.raises(TypeError):
+        Job(1, "k", "default", {}, JobState.AVAILABLE, 2, 0, 1, 0, at, at)  # type: ignore[misc]

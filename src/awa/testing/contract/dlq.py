@@ -62,6 +62,8 @@ class DlqContract(StoreFixtures):
         assert listed(queue="d2", kind="b") == []
         [oldest] = store.list_dlq(kind="a", limit=1)
         assert oldest.job.id == ids[("d1", "a")][0]
+        retried = store.bulk_retry_from_dlq(kind="b")  # a kind alone is filter enough
+        assert [job.id for job in retried] == ids[("d1", "b")]
 
     def test_dlq_job_lives_in_exactly_one_home(self, store: ClaimStore) -> None:
         store.set_dlq_enabled("d", True)

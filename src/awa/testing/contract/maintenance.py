@@ -11,8 +11,9 @@ from datetime import timedelta
 import pytest
 
 from awa.adapters.memory import ManualClock
-from awa.domain import Fail, JobNotFound, JobState, NewJob
-from awa.ports import ClaimStore
+from awa.domain import Complete, Fail, JobNotFound, JobState, NewJob
+from awa.domain.defaults import STALENESS_S
+from awa.ports import ClaimStore, Finish
 from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _one
 from awa.testing.scenarios import drive_to
 
@@ -124,6 +125,33 @@ class MaintenanceContract(StoreFixtures):
         clock.advance(100)
         assert store.expire_dlq(older_than_s=50, limit=1) == 1
         assert store.list_dlq(queue="d") == []
+
+    def test_releasing_a_leadership_nobody_holds_does_nothing(self, store: ClaimStore) -> None:
+        store.release_lead("nobody")
+        assert store.try_lead("first", ttl_s=30)
+
+    def test_bounded_verbs_take_their_documented_default_batch(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        store.set_dlq_enabled("bulk", True)
+        later = clock.now() + timedelta(seconds=5)
+        store.insert([NewJob(kind="k", queue="bulk", max_attempts=1, run_at=later)] * 1001)
+        store.insert([NewJob(kind="k", queue="done")] * 1001)
+        assert len(store.list_jobs()) == 100
+        clock.advance(5)
+        assert (len(store.promote()), len(store.promote())) == (1000, 1)
+        assert len(store.claim("bulk", limit=1001)) == 1001
+        done = store.claim("done", limit=1001)
+        store.finish([Finish(job.lease, Complete()) for job in done])
+        clock.advance(STALENESS_S + 1)
+        assert (len(store.rescue()), len(store.rescue())) == (1000, 1)
+        assert len(store.list_dlq()) == 100
+        clock.advance(10)
+        assert (store.expire_dlq(older_than_s=1), store.expire_dlq(older_than_s=1)) == (1000, 1)
+        assert (store.delete_finished(older_than_s=1), store.delete_finished(older_than_s=1)) == (
+            1000,
+            1,
+        )
 
     def test_one_leader_at_a_time(self, store: ClaimStore) -> None:
         assert store.try_lead("worker-a", ttl_s=30)

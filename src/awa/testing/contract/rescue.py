@@ -35,6 +35,7 @@ class RescueContract(StoreFixtures):
         assert rescued.cause is RescueCause.HEARTBEAT_STALE
         assert rescued.job.state is JobState.RETRYABLE
         assert rescued.job.errors[-1].error == "heartbeat stale: worker presumed dead"
+        assert rescued.job.errors[-1].terminal is False
         clock.set(rescued.job.run_at)
         second = _claim_one(store)
         assert second.id == first.id

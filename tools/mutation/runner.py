@@ -294,7 +294,8 @@ def _selected(mutant: Mutant, base: Baseline, killers: Counter[str]) -> list[str
         by_line = base.lines.get(mutant.path, {})
         for line in mutant.lines:
             chosen.update(by_line.get(line, []))
-    if mutant.scope is not None and not chosen:
+    ran_at_import = set(mutant.lines) & set(base.import_lines.get(mutant.path, []))
+    if not chosen and (mutant.scope is not None or ran_at_import):
         chosen = set(base.durations)
     chosen -= set(base.failed)
     return sorted(chosen, key=lambda t: ((base.durations.get(t, 0.0) + 0.01) / (1 + killers[t]), t))

@@ -45,7 +45,7 @@ class DlqContract(StoreFixtures):
     ) -> None:
         for queue in ("d1", "d2"):
             store.set_dlq_enabled(queue, True)
-        ids = {}
+        ids: dict[tuple[str, str], list[int]] = {}
         for queue, kind in (("d1", "a"), ("d1", "b"), ("d2", "a"), ("d1", "a")):
             _one(store, queue=queue, kind=kind)
             job = _claim_one(store, queue)
@@ -64,6 +64,20 @@ class DlqContract(StoreFixtures):
         assert oldest.job.id == ids[("d1", "a")][0]
         retried = store.bulk_retry_from_dlq(kind="b")  # a kind alone is filter enough
         assert [job.id for job in retried] == ids[("d1", "b")]
+        retried = store.bulk_retry_from_dlq(queue="d1")  # oldest first
+        assert [job.id for job in retried] == ids[("d1", "a")]
+        assert store.purge_dlq(kind="b") == 0
+        assert store.purge_dlq(kind="a") == 1
+        assert store.list_dlq() == []
+
+    def test_dead_lettering_one_job_moves_no_other_failed_job(self, store: ClaimStore) -> None:
+        store.set_dlq_enabled("dead", True)
+        store.insert([NewJob(kind="k", queue="kept"), NewJob(kind="k", queue="dead")])
+        kept, dead = _claim_one(store, "kept"), _claim_one(store, "dead")
+        _finish(store, kept.lease, Fail("x", terminal=True))
+        _finish(store, dead.lease, Fail("x", terminal=True))
+        assert [entry.job.id for entry in store.list_dlq()] == [dead.id]
+        assert store.list_jobs(state=JobState.FAILED) == [store.get_job(kept.id)]
 
     def test_dlq_job_lives_in_exactly_one_home(self, store: ClaimStore) -> None:
         store.set_dlq_enabled("d", True)

@@ -126,8 +126,12 @@ class OperatorContract(StoreFixtures):
             _one(store, queue=queue)
         _finish(store, _claim_one(store, "right").lease, Fail("x", terminal=True))
         _claim_one(store, "right")
-        stats = {s.queue: s for s in store.queue_stats()}
+        _one(store, queue="plain")  # a queue nobody configured
+        listed = store.queue_stats()
+        assert [s.queue for s in listed] == sorted(s.queue for s in listed)
+        stats = {s.queue: s for s in listed}
         left, right = stats["left"], stats["right"]
+        assert (stats["plain"].paused, stats["plain"].dlq_enabled) == (False, False)
         assert (left.counts[JobState.AVAILABLE], left.counts[JobState.RUNNING]) == (2, 0)
         assert (right.counts[JobState.AVAILABLE], right.counts[JobState.RUNNING]) == (0, 1)
         assert (left.dlq_depth, right.dlq_depth) == (0, 1)

@@ -2,11 +2,12 @@
 
 import random
 import threading
+import uuid
 
 import pytest
 
 from awa.adapters.memory import ManualClock, MemoryStore, SimulatedCrash
-from awa.domain import Complete, JobState, Lease, NewJob
+from awa.domain import Complete, Fail, JobState, Lease, NewJob
 from awa.ports import Applied, Finish, Heartbeat, Stale, StaleReason
 
 
@@ -51,3 +52,21 @@ def test_a_lost_heartbeat_reports_what_the_worker_would_have_seen(store: MemoryS
     assert kept == Applied(store.get_job(job.id))
     assert missing == Stale(gone, StaleReason.NOT_FOUND)
     assert store.get_job(job.id).heartbeat_at == running.heartbeat_at  # never arrived
+
+
+def test_a_seeded_store_repeats_its_callback_ids_and_jitter() -> None:
+    def run(seed: int) -> tuple[object, ...]:
+        store = MemoryStore(ManualClock(), rng=random.Random(seed))
+        store.insert([NewJob(kind="k"), NewJob(kind="k")])
+        first, second = store.claim("default", limit=2)
+        registered = store.register_callback(first.lease)
+        assert isinstance(registered, Applied)
+        [retried] = store.finish([Finish(second.lease, Fail("again"))])
+        assert isinstance(retried, Applied)
+        return registered.job.callback_id, retried.job.run_at
+
+    assert run(5) == run(5)
+    assert run(5) != run(6)
+    callback_id = run(5)[0]
+    assert isinstance(callback_id, str)
+    assert uuid.UUID(callback_id).version == 4

@@ -24,3 +24,10 @@ def test_leadership_lapses_at_the_very_instant_it_expires() -> None:
     assert store.leader() is None
     assert store.try_lead("b", ttl_s=10)
     assert store.leader() == "b"
+
+
+def test_nobody_leads_a_new_store() -> None:
+    store = MemoryStore(ManualClock())
+    assert store.leader() is None
+    store.release_lead("nobody")
+    assert store.leader() is None

@@ -6,6 +6,7 @@ where the tool promises not to."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -110,3 +111,23 @@ def test_sql_mutants_leave_comments_and_placeholders_alone() -> None:
         assert all(line in mutant.sql[1] for line in comments)
         assert mutant.sql[1].count("(") == mutant.sql[1].count(")")
         assert mutant.sql[1] != original
+
+
+@pytest.mark.parametrize("only", ["src/awa/domain/backoff.py", "sql"])
+def test_the_documented_list_command_names_each_mutant(only: str) -> None:
+    """``python tools/mutate.py --only ... --list`` (docs/testing.md) runs nothing and names
+    every mutant it would try, with the file and line it changes."""
+    listed = subprocess.run(
+        [sys.executable, str(TOOLS / "mutate.py"), "--only", only, "--list"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=TOOLS.parent,
+    ).stdout.splitlines()
+    *mutants, count = listed
+    assert count == f"{len(mutants)} mutants"
+    assert len(mutants) > 5
+    prefix = only if only.endswith(".py") else "src/awa/adapters/postgres/sql/"
+    assert all(line.startswith(prefix) and ": " in line for line in mutants)
+    if only == "sql":
+        assert any(m.endswith("drop SKIP LOCKED") and "claim.sql" in m for m in mutants)

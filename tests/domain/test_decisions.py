@@ -34,7 +34,7 @@ from awa.domain import (
     decisions,
     rescue_cause,
 )
-from awa.domain.rescue import dlq_reason_after
+from awa.domain.endings import dlq_reason_after
 from awa.domain.values import CallbackToken
 from awa.testing.strategies import NOW, jobs, new_jobs, outcomes, reasons
 

@@ -40,7 +40,7 @@ class DlqContract(StoreFixtures):
         _finish(store, job.lease, Fail("x", terminal=True))
         assert store.get_dlq_entry(job.id) is None, "pausing a queue gave it a dead-letter queue"
 
-    def test_list_dlq_filters_by_queue_and_kind_oldest_first(
+    def test_list_dlq_filters_by_queue_and_kind_newest_first(
         self, store: ClaimStore, clock: ManualClock
     ) -> None:
         for queue in ("d1", "d2"):
@@ -56,12 +56,12 @@ class DlqContract(StoreFixtures):
         def listed(**filters: str) -> list[int]:
             return [entry.job.id for entry in store.list_dlq(**filters)]  # type: ignore[arg-type]
 
-        assert listed(queue="d1", kind="a") == ids[("d1", "a")]
-        assert listed(kind="a") == sorted(ids[("d1", "a")] + ids[("d2", "a")])
-        assert listed(queue="d1") == sorted(ids[("d1", "a")] + ids[("d1", "b")])
+        assert listed(queue="d1", kind="a") == ids[("d1", "a")][::-1]
+        assert listed(kind="a") == sorted(ids[("d1", "a")] + ids[("d2", "a")], reverse=True)
+        assert listed(queue="d1") == sorted(ids[("d1", "a")] + ids[("d1", "b")], reverse=True)
         assert listed(queue="d2", kind="b") == []
-        [oldest] = store.list_dlq(kind="a", limit=1)
-        assert oldest.job.id == ids[("d1", "a")][0]
+        [newest] = store.list_dlq(kind="a", limit=1)
+        assert newest.job.id == ids[("d1", "a")][-1]
         retried = store.bulk_retry_from_dlq(kind="b")  # a kind alone is filter enough
         assert [job.id for job in retried] == ids[("d1", "b")]
         retried = store.bulk_retry_from_dlq(queue="d1")  # oldest first

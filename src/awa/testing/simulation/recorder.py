@@ -51,8 +51,8 @@ from awa.ports import (
     Stale,
     WriteResult,
 )
-from awa.testing.simulation.scheduling import fire_of, unique_violations
 from awa.testing.laws import field_disagreements
+from awa.testing.simulation.scheduling import fire_of, unique_violations
 
 __all__ = ["RecordingStore", "expected_dlq_reason"]
 

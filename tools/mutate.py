@@ -29,6 +29,7 @@ DOMAIN = [
     for name in (
         "transitions",
         "decisions",
+        "endings",
         "backoff",
         "outcomes",
         "validation",
@@ -36,6 +37,8 @@ DOMAIN = [
         "rescue",
         "states",
         "values",
+        "unique",
+        "periodic",
     )
 ]
 GROUPS: dict[str, list[str]] = {
@@ -47,7 +50,9 @@ GROUPS: dict[str, list[str]] = {
     ],
     "memory": ["src/awa/adapters/memory/store.py"],
     "sql": sorted(
-        str(p.relative_to(ROOT)) for p in (ROOT / "src/awa/adapters/postgres/sql").glob("*.sql")
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "src/awa/adapters/postgres/sql").iterdir()
+        if p.suffix in (".sql", ".sqlpart")
     ),
 }
 ENUM_SOURCES = [
@@ -56,6 +61,7 @@ ENUM_SOURCES = [
     "src/awa/domain/values.py",
     "src/awa/domain/rescue.py",
     "src/awa/domain/fencing.py",
+    "src/awa/domain/endings.py",
 ]
 #: the fast suites, on the memory store
 PYTHON_POOL = [
@@ -90,7 +96,7 @@ def _mutants(files: list[str]) -> list[Mutant]:
     members = enum_members([ROOT / p for p in ENUM_SOURCES])
     found: list[Mutant] = []
     for path in files:
-        if path.endswith(".sql"):
+        if path.endswith((".sql", ".sqlpart")):
             found += sql_mutants(ROOT / path, path)
         else:
             found += python_mutants(ROOT / path, path, members)

@@ -95,12 +95,32 @@ def test_sql_mutants_drop_skip_locked_and_keep_set_lists_valid() -> None:
     [skip] = [m for m in claim if m.description == "drop SKIP LOCKED"]
     assert skip.sql is not None
     assert "FOR UPDATE OF j\n)" in skip.sql[1]
-    [last] = [m for m in claim if m.description == "drop SET callback_result"]
+    picked = sql_mutants(SQL / "claim_picked.sqlpart", "claim_picked.sqlpart")
+    [last] = [m for m in picked if m.description == "drop SET callback_result"]
     assert last.sql is not None
     assert "deadline_at = t.now + %(deadline)s::interval\nFROM picked, t" in last.sql[1]
-    [first] = [m for m in claim if m.description == "drop SET state"]
+    [first] = [m for m in picked if m.description == "drop SET state"]
     assert first.sql is not None
     assert "SET attempt = j.attempt + 1," in first.sql[1]
+
+
+def test_a_part_mutant_changes_every_statement_that_includes_it() -> None:
+    from awa.adapters.postgres._sql import SQL as STATEMENTS
+    from awa.adapters.postgres._sql import build_statements
+
+    [mutant] = [
+        m
+        for m in sql_mutants(SQL / "claim_picked.sqlpart", "claim_picked.sqlpart")
+        if m.description == "drop SET heartbeat_at"
+    ]
+    assert mutant.sql is not None
+    name, text, statements = mutant.sql
+    assert statements == ("claim", "claim_aged")
+    texts = {p.name: p.read_text() for p in SQL.iterdir()}
+    mutated = build_statements({**texts, name: text})
+    changed = sorted(s for s in STATEMENTS if mutated[s] != STATEMENTS[s])
+    assert changed == ["claim", "claim_aged"]
+    assert "heartbeat_at = t.now" not in mutated["claim"]
 
 
 def test_sql_mutants_leave_comments_and_placeholders_alone() -> None:

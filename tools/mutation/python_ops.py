@@ -81,7 +81,8 @@ class Mutant:
     lines: range
     scope: range | None = None
     code: CodeType | None = field(default=None, repr=False)
-    sql: tuple[str, str] | None = None  # (statement name, mutated text) for SQL mutants
+    #: for SQL mutants: (file name, mutated text, the statements that include the file)
+    sql: tuple[str, str, tuple[str, ...]] | None = None
     #: the outermost function whose body holds the change, and its body's lines: such a
     #: mutant can be swapped in as that function's new code (``__code__``)
     outer: tuple[str, range] | None = None

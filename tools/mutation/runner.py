@@ -41,6 +41,7 @@ from mutation.python_ops import Mutant
 __all__ = ["Baseline", "Outcome", "baseline", "preload", "run_mutants"]
 
 ROOT = Path(__file__).resolve().parents[2]
+_SQL_FOLDER = ROOT / "src/awa/adapters/postgres/sql"
 _PRELOAD = (
     "pytest",
     "_pytest.python",
@@ -289,7 +290,8 @@ def _selected(mutant: Mutant, base: Baseline, killers: Counter[str]) -> list[str
     every test runs for it."""
     chosen: set[str] = set()
     if mutant.sql is not None:
-        chosen.update(base.statements.get(mutant.sql[0], []))
+        for statement in mutant.sql[2]:
+            chosen.update(base.statements.get(statement, []))
     else:
         by_line = base.lines.get(mutant.path, {})
         for line in mutant.lines:
@@ -391,10 +393,11 @@ def _code_named(code: CodeType, qualname: str) -> CodeType:
 def _swap_in(mutant: Mutant) -> None:
     """Give the function holding the mutant its mutated code, or swap one SQL statement."""
     if mutant.sql is not None:
-        from awa.adapters.postgres._sql import SQL, expand_job_columns
+        from awa.adapters.postgres._sql import SQL, build_statements
 
-        name, text = mutant.sql
-        SQL[name] = expand_job_columns(text)
+        name, text, _ = mutant.sql
+        texts = {p.name: p.read_text() for p in _SQL_FOLDER.iterdir()}
+        SQL.update(build_statements({**texts, name: text}))
         return
     assert mutant.code is not None
     assert mutant.outer is not None

@@ -1,4 +1,5 @@
-"""SQL mutants: one small change to one statement file of the PostgreSQL adapter.
+"""SQL mutants: one small change to one statement file (``.sql``) or shared part (``.sqlpart``)
+of the PostgreSQL adapter. A part's mutant changes every statement that includes it.
 
 The statements are short and written one clause per line, so a few textual operators cover what
 can go wrong in them. Comments (``--`` lines) and the placeholders (``%(name)s``) are never
@@ -24,7 +25,9 @@ from pathlib import Path
 
 from mutation.python_ops import Mutant
 
-__all__ = ["sql_mutants"]
+__all__ = ["sql_mutants", "statements_using"]
+
+_PART = re.compile(r"\{part:(\w+)\}")
 
 _LINE_OPERATORS: list[tuple[str, re.Pattern[str], str, str]] = [
     ("lock", re.compile(r" SKIP LOCKED\b"), "", "drop SKIP LOCKED"),
@@ -142,11 +145,33 @@ def _set_mutants(text: str) -> Iterator[tuple[int, str, str, str]]:
             yield text.count("\n", 0, begin) + 1, "set", f"drop SET {column}", mutated
 
 
+def statements_using(folder: Path) -> dict[str, tuple[str, ...]]:
+    """``{file name: the statements that run its text}``: a statement file its own statement,
+    a part every statement that includes it, directly or through another part."""
+    texts = {p.name: p.read_text() for p in folder.iterdir() if p.suffix in (".sql", ".sqlpart")}
+
+    def parts_in(text: str) -> set[str]:
+        found = set()
+        code = "\n".join(line for line in text.splitlines() if not line.startswith("--"))
+        for name in _PART.findall(code):
+            found |= {f"{name}.sqlpart", *parts_in(texts[f"{name}.sqlpart"])}
+        return found
+
+    using: dict[str, set[str]] = {name: set() for name in texts}
+    for name, text in texts.items():
+        if name.endswith(".sql"):
+            statement = name.removesuffix(".sql")
+            for used in {name, *parts_in(text)}:
+                using[used].add(statement)
+    return {name: tuple(sorted(statements)) for name, statements in using.items()}
+
+
 def sql_mutants(path: Path, shown_path: str) -> list[Mutant]:
-    """Every mutant of one statement file; ``Mutant.sql`` holds (statement, mutated text)."""
+    """Every mutant of one statement or part file; ``Mutant.sql`` holds (file name, mutated
+    text, the statements it changes)."""
     text = path.read_text()
     lines = text.splitlines()
-    statement = path.stem
+    statements = statements_using(path.parent)[path.name]
     found = [
         *(
             (n, op, what, "\n".join(changed) + "\n")
@@ -160,9 +185,9 @@ def sql_mutants(path: Path, shown_path: str) -> list[Mutant]:
             line=number,
             operator=operator,
             description=description,
-            function=statement,
+            function=path.stem,
             lines=range(number, number + 1),
-            sql=(statement, mutated),
+            sql=(path.name, mutated, statements),
         )
         for number, operator, description, mutated in found
     ]

@@ -55,6 +55,13 @@ class QueueSettingsContract(StoreFixtures):
         store.set_dlq_enabled("mail", False)
         assert _stats(store, "mail") == (False, False, 60.0, 120.0)
 
+    def test_a_queue_first_configured_with_a_retention_only_keeps_its_dlq_off(
+        self, store: ClaimStore
+    ) -> None:
+        settings = store.configure_queue("fresh", finished_retention_s=60)
+        assert settings == QueueSettings("fresh", False, False, 60.0, None)
+        assert _stats(store, "fresh") == (False, False, 60.0, None)
+
     def test_a_queue_never_configured_has_the_defaults(self, store: ClaimStore) -> None:
         store.insert([NewJob(kind="k", queue="plain")])
         assert _stats(store, "plain") == (False, False, None, None)

@@ -108,16 +108,19 @@ class InsertClaimContract(StoreFixtures):
         assert len(seen) == 200
         assert len(set(seen)) == 200
 
+    @pytest.mark.parametrize("aging_s", [0.0, 30.0], ids=["plain", "aged"])
     def test_claim_takes_due_scheduled_and_retryable_jobs_directly(
-        self, store: ClaimStore, clock: ManualClock
+        self, store: ClaimStore, clock: ManualClock, aging_s: float
     ) -> None:
+        _one(store, kind="busy")
+        _claim_one(store)  # the oldest job, still running: never claimed again
         scheduled = _one(store, run_at=clock.now() + timedelta(seconds=10))
         _one(store, kind="retry_me")
         running = _claim_one(store)
         assert isinstance(_finish(store, running.lease, RetryAfter(5)), Applied)
-        assert store.claim("default", limit=10) == []
+        assert store.claim("default", limit=10, priority_aging_s=aging_s) == []
         clock.advance(10)
-        claimed = store.claim("default", limit=10)
+        claimed = store.claim("default", limit=2, priority_aging_s=aging_s)
         assert {j.id for j in claimed} == {scheduled.id, running.id}
         assert all(j.state is JobState.RUNNING for j in claimed)
 
@@ -158,6 +161,23 @@ class InsertClaimContract(StoreFixtures):
         assert order == ["ancient", "urgent"]  # both 1: the older one first
         store.insert([NewJob(kind="a", priority=4), NewJob(kind="b", priority=1)])
         assert [j.kind for j in store.claim("default", limit=2, priority_aging_s=0)] == ["b", "a"]
+
+    def test_priority_aging_counts_whole_steps_and_stops_at_the_highest_priority(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        def order(older: int, gap_s: float, newer: int, wait_s: float) -> list[str]:
+            store.insert([NewJob(kind="older", priority=older)])
+            clock.advance(gap_s)
+            store.insert([NewJob(kind="newer", priority=newer)])
+            clock.advance(wait_s)
+            return [j.kind for j in store.claim("default", limit=2, priority_aging_s=100)]
+
+        # exactly one step waited counts: both at priority 1, so the older goes first
+        assert order(2, 50, 1, 50) == ["older", "newer"]
+        # only whole steps count: 2 steps and 1.9 steps both leave priority 2
+        assert order(4, 10, 3, 190) == ["older", "newer"]
+        # never past the highest: 4 - 6 steps and 1 - 5 steps are both priority 1
+        assert order(4, 100, 1, 500) == ["older", "newer"]
 
     def test_priority_aging_looks_past_the_first_jobs_of_each_priority(
         self, store: ClaimStore, clock: ManualClock

@@ -102,12 +102,13 @@ def _running(store: PostgresStore, queue: str = "default", **fields: Any) -> Any
 # -- the verbs that skip a held row ----------------------------------------------------------
 
 
+@pytest.mark.parametrize("aging_s", [0.0, 60.0], ids=["plain", "aged"])
 def test_claim_skips_a_job_another_transaction_holds(
-    store: PostgresStore, holder: psycopg.Connection[Any]
+    store: PostgresStore, holder: psycopg.Connection[Any], aging_s: float
 ) -> None:
     held, free = store.insert([NewJob(kind="k"), NewJob(kind="k")])
     _hold(holder, "jobs", held.id)
-    claimed = store.claim("default", limit=2)
+    claimed = store.claim("default", limit=2, priority_aging_s=aging_s)
     assert [job.id for job in claimed] == [free.id]
 
 

@@ -179,6 +179,18 @@ class InsertClaimContract(StoreFixtures):
         # never past the highest: 4 - 6 steps and 1 - 5 steps are both priority 1
         assert order(4, 100, 1, 500) == ["older", "newer"]
 
+    def test_priority_aging_takes_the_oldest_of_a_priority_and_respects_a_pause(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        first, *_ = store.insert([NewJob(kind="k", priority=2) for _ in range(3)])
+        clock.advance(1)
+        store.insert([NewJob(kind="k", priority=2) for _ in range(3)])
+        store.pause_queue("other")  # another queue's pause stops nobody here
+        [claimed] = store.claim("default", limit=1, priority_aging_s=60)
+        assert claimed.id == first.id
+        store.pause_queue("default")
+        assert store.claim("default", limit=5, priority_aging_s=60) == []
+
     def test_priority_aging_looks_past_the_first_jobs_of_each_priority(
         self, store: ClaimStore, clock: ManualClock
     ) -> None:

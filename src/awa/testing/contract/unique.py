@@ -200,6 +200,18 @@ class UniqueContract(StoreFixtures):
         with pytest.raises(UniqueConflict):  # cancelled is in "always": it still holds
             store.retry_from_dlq(dead[0])
 
+    def test_one_bulk_retry_gives_a_key_back_to_one_dead_letter_only(
+        self, store: ClaimStore
+    ) -> None:
+        store.set_dlq_enabled("d", True)
+        store.insert([_report(queue="d")])
+        first = _fail(store, "d")
+        store.insert([_report(queue="d")])  # the key is free: its holder was dead-lettered
+        second = _fail(store, "d")
+        retried = store.bulk_retry_from_dlq(queue="d")
+        assert [j.id for j in retried] == [first], "the second would hold the first's key"
+        assert [e.job.id for e in store.list_dlq(queue="d")] == [second]
+
     def test_retry_failed_skips_a_job_whose_key_is_held(self, store: ClaimStore) -> None:
         store.insert([_report(1), _report(2), _report(1, queue="other")], on_conflict="skip")
         first, second = _fail(store), _fail(store)

@@ -88,6 +88,22 @@ class PeriodicContract(StoreFixtures):
         assert (record.last_fire_at, record.next_fire_at) == (_at(clock, 1), _at(clock, 2))
         assert store.plan_fires().plans == []
 
+    def test_a_round_says_more_may_be_due_only_when_its_limit_cut_it_short(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        store.register_schedules([_schedule("a"), _schedule("b"), _schedule("c", "0 * * * *")])
+        clock.set(_at(clock, 1))  # a and b are due, c only on the hour
+
+        def planned(limit: int) -> tuple[int, bool]:
+            found = store.plan_fires(limit=limit)
+            return len(found.plans), found.more
+
+        assert planned(1) == (1, True)
+        assert planned(2) == (2, True)  # the limit was reached by due ones: maybe more
+        assert planned(3) == (2, False)  # c is not due, so nothing after it is
+        clock.set(_at(clock, 60))
+        assert planned(5) == (3, False)  # all due, and fewer than the limit
+
     def test_a_stale_plan_enqueues_nothing(self, store: ClaimStore, clock: ManualClock) -> None:
         """Two leaders planned the same fire: the compare-and-set lets exactly one through."""
         store.register_schedules([_schedule()])

@@ -182,6 +182,13 @@ class OperatorContract(StoreFixtures):
         with pytest.raises(JobNotFound):
             store.get_job(b)
 
+    def test_discard_failed_by_kind_keeps_other_kinds(self, store: ClaimStore) -> None:
+        a, b = self._failed(store, ("q1", "a"), ("q1", "b"))
+        assert store.discard_failed(kind="b") == 1
+        assert store.get_job(a).state is JobState.FAILED
+        with pytest.raises(JobNotFound):
+            store.get_job(b)
+
     def test_drain_queue_cancels_every_job_no_attempt_is_running(
         self, store: ClaimStore, clock: ManualClock
     ) -> None:

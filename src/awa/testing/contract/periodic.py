@@ -86,6 +86,7 @@ class PeriodicContract(StoreFixtures):
         }
         [record] = store.list_schedules()
         assert (record.last_fire_at, record.next_fire_at) == (_at(clock, 1), _at(clock, 2))
+        assert record.updated_at == clock.now()  # the fire moved it on
         assert store.plan_fires().plans == []
 
     def test_a_round_says_more_may_be_due_only_when_its_limit_cut_it_short(

@@ -48,6 +48,11 @@ def test_catch_up_enqueues_every_missed_fire_and_coalesce_only_the_latest() -> N
     assert coalesce is not None
     assert coalesce.fires == (START + 3 * MINUTE,)
     assert coalesce.following == START + 4 * MINUTE
+    exactly = START + 3 * MINUTE  # a fire time itself is due, under either policy
+    assert plan_fires(register(_schedule(), None, START), exactly).fires == (exactly,)  # type: ignore[union-attr]
+    catching_up = plan_fires(register(_schedule("catch_up"), None, START), exactly)
+    assert catching_up is not None
+    assert catching_up.fires[-1] == exactly
 
 
 def test_a_paused_schedule_plans_nothing_even_when_due() -> None:

@@ -93,6 +93,7 @@ class PeriodicContract(StoreFixtures):
         self, store: ClaimStore, clock: ManualClock
     ) -> None:
         store.register_schedules([_schedule("a"), _schedule("b"), _schedule("c", "0 * * * *")])
+        assert store.plan_fires().next_fire_at == _at(clock, 1)  # the earliest of them
         clock.set(_at(clock, 1))  # a and b are due, c only on the hour
 
         def planned(limit: int) -> tuple[int, bool]:
@@ -104,6 +105,16 @@ class PeriodicContract(StoreFixtures):
         assert planned(3) == (2, False)  # c is not due, so nothing after it is
         clock.set(_at(clock, 60))
         assert planned(5) == (3, False)  # all due, and fewer than the limit
+
+    def test_a_plan_with_a_job_missing_for_a_fire_is_refused(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        store.register_schedules([_schedule()])
+        clock.set(_at(clock, 1))
+        [plan] = store.plan_fires().plans
+        with pytest.raises(ValidationError, match="one job per fire"):
+            store.fire(attrs.evolve(plan, jobs=()))
+        assert store.list_jobs() == []
 
     def test_a_stale_plan_enqueues_nothing(self, store: ClaimStore, clock: ManualClock) -> None:
         """Two leaders planned the same fire: the compare-and-set lets exactly one through."""

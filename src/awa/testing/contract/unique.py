@@ -220,6 +220,15 @@ class UniqueContract(StoreFixtures):
         assert [j.id for j in retried] == [second]
         assert store.get_job(first).state is JobState.FAILED
 
+    def test_cancel_by_a_period_key_finds_the_holder_of_the_current_period(
+        self, store: ClaimStore
+    ) -> None:
+        hourly = Unique(period=3600)
+        [holder] = store.insert([_report(unique=hourly)])
+        cancelled = store.cancel_by_unique_key(_report(unique=hourly))  # no run_at: now
+        assert cancelled is not None
+        assert (cancelled.id, cancelled.state) == (holder.id, JobState.CANCELLED)
+
     def test_cancel_by_unique_key_cancels_the_holder(self, store: ClaimStore) -> None:
         assert store.cancel_by_unique_key(_report()) is None
         holder, _ = store.insert([_report(), _report(8)])

@@ -100,6 +100,13 @@ class SummaryContract(StoreFixtures):
         assert summary.ended["w"][JobState.COMPLETED] == 1
         [group] = summary.dlq
         assert (group.count, group.ended) == (2, 1)
+        store.insert([NewJob(kind="k", queue="d")])
+        _finish(store, _claim_one(store, "d").lease, Fail("no", terminal=True))
+        again = summarizing.summarize_queues(window_s=30)
+        kept = summarizing.queue_summary()  # the new count replaced the old one
+        assert kept is not None
+        assert (kept.window_s, kept.dlq) == (30, again.dlq)
+        assert kept.dlq[0].count == 3
 
     def test_summary_stays_as_counted_but_settings_are_read_now(
         self, store: ClaimStore, summarizing: SummarizesQueues, clock: ManualClock

@@ -88,6 +88,17 @@ class UniqueContract(StoreFixtures):
         assert second == first
         assert len(store.list_jobs()) == 2
 
+    def test_a_repeat_within_one_insert_beside_plain_jobs_and_stored_ones(
+        self, store: ClaimStore
+    ) -> None:
+        store.insert([NewJob(kind="stored"), NewJob(kind="stored")])
+        first, plain, other, again = store.insert(
+            [_report(), NewJob(kind="x"), NewJob(kind="x"), _report()], on_conflict="skip"
+        )
+        assert again == first
+        assert len({first.id, plain.id, other.id}) == 3  # jobs without a key never repeat
+        assert len(store.list_jobs()) == 5
+
     def test_what_makes_a_duplicate(self, store: ClaimStore) -> None:
         by_to = Unique(by_args=["to"])
         per_queue = Unique(by_args=False, by_queue=True)

@@ -13,7 +13,7 @@ from datetime import timedelta
 import pytest
 
 from awa.adapters.memory import ManualClock
-from awa.domain import Complete, Fail, NewJob, ResumeCallback, RetryAfter
+from awa.domain import Complete, Fail, NewJob, ResumeCallback, RetryAfter, Schedule
 from awa.ports import (
     CallbackResolved,
     CancelRequested,
@@ -48,6 +48,21 @@ class HintContract(StoreFixtures):
             clock.advance(5)
             store.promote()
             assert events.wait_for(JobsAvailable("later"))
+        finally:
+            unsubscribe()
+
+    def test_a_fire_announces_its_job(
+        self, store: ClaimStore, hints: Listens, clock: ManualClock
+    ) -> None:
+        tick = Schedule(name="tick", cron="* * * * *", job=NewJob(kind="t", queue="fired"))
+        store.register_schedules([tick])
+        clock.advance(60)
+        [plan] = store.plan_fires().plans
+        events = _Events()
+        unsubscribe = hints.subscribe(events)
+        try:
+            store.fire(plan)
+            assert events.wait_for(JobsAvailable("fired"))
         finally:
             unsubscribe()
 

@@ -7,7 +7,7 @@ import pytest
 
 from awa.adapters.memory import ManualClock
 from awa.domain import Fail, IllegalTransition, JobNotFound, JobState, NewJob, ValidationError
-from awa.ports import ClaimStore
+from awa.ports import BATCH_SIZE_MAX, ClaimStore
 from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _one
 from awa.testing.scenarios import drive_to
 
@@ -188,6 +188,12 @@ class OperatorContract(StoreFixtures):
         assert store.get_job(a).state is JobState.FAILED
         with pytest.raises(JobNotFound):
             store.get_job(b)
+
+    def test_drain_queue_goes_on_past_a_full_batch(self, store: ClaimStore) -> None:
+        for size in (BATCH_SIZE_MAX, 1):  # the bulk verbs work one full batch at a time
+            store.insert([NewJob(kind="k", queue="big") for _ in range(size)])
+        assert store.drain_queue("big") == BATCH_SIZE_MAX + 1
+        assert store.count_jobs(state=JobState.CANCELLED) == BATCH_SIZE_MAX + 1
 
     def test_drain_queue_cancels_every_job_no_attempt_is_running(
         self, store: ClaimStore, clock: ManualClock

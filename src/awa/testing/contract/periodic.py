@@ -62,6 +62,27 @@ class PeriodicContract(StoreFixtures):
         assert retimed.next_fire_at == _at(clock, 15)  # new timing: from now on
         assert store.list_schedules()[0] == retimed
 
+    def test_a_schedule_changed_in_every_field_is_stored_as_changed(
+        self, store: ClaimStore
+    ) -> None:
+        store.register_schedules([_schedule()])
+        job = NewJob(
+            kind="tock",
+            queue="other",
+            args={"n": 2},
+            priority=3,
+            max_attempts=4,
+            tags=("t",),
+            metadata={"m": 1},
+            unique=Unique(by_queue=True),
+        )
+        changed = _schedule(
+            cron="*/5 * * * *", timezone="Europe/Paris", missed_fire_policy="catch_up", job=job
+        )
+        [record] = store.register_schedules([changed])
+        assert record.schedule == changed
+        assert store.list_schedules() == [record]
+
     def test_a_due_fire_is_planned_and_enqueued_with_its_fire_time(
         self, store: ClaimStore, clock: ManualClock
     ) -> None:

@@ -171,6 +171,15 @@ def test_cancel_decides_on_the_state_committed_while_it_waited(
     assert store.get_job(job.id).state is JobState.COMPLETED
 
 
+def test_a_bulk_verb_decides_on_the_state_committed_while_it_waited(
+    store: PostgresStore, holder: psycopg.Connection[Any]
+) -> None:
+    [job] = store.insert([NewJob(kind="k", queue="drained")])
+    outcome = _after_commit(holder, _CANCEL, [job.id], lambda: store.drain_queue("drained"))
+    assert outcome == 0  # the job it waited for was cancelled meanwhile: nothing to drain
+    assert store.get_job(job.id).state is JobState.CANCELLED
+
+
 def test_a_fenced_write_decides_on_the_state_committed_while_it_waited(
     store: PostgresStore, holder: psycopg.Connection[Any]
 ) -> None:

@@ -371,7 +371,11 @@ def _fresh_child(mutant: Mutant, tests: list[str], killer: Path) -> int:
         path = ROOT / mutant.path
         sys.meta_path.insert(0, _MutantFinder(_module_name(mutant.path), path, mutant.code))
         files = sorted({t.split("::")[0] for t in tests})
-        return _pytest(["-x", "-p", "no:randomly", *files], [_Select(tests, killer)])
+        # pytest rewrites the asserts of every module of a distribution that registers a
+        # pytest plugin (awa does), and its import hook would load the unmutated module
+        # before the finder above could serve the mutant
+        args = ["-x", "-p", "no:randomly", "--assert=plain", *files]
+        return _pytest(args, [_Select(tests, killer)])
 
     return _fork(child)
 

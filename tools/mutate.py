@@ -1,6 +1,6 @@
 """Mutation testing of awa's lifecycle: does the suite fail when the code is wrong?
 
-    python tools/mutate.py                 # everything (about an hour on two cores)
+    python tools/mutate.py                 # everything (an hour or two on two cores)
     python tools/mutate.py --only domain   # one group: domain, core, memory, sql
     python tools/mutate.py --only src/awa/domain/backoff.py --list
 

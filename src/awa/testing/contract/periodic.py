@@ -135,6 +135,8 @@ class PeriodicContract(StoreFixtures):
         [plan] = store.plan_fires().plans
         with pytest.raises(ValidationError, match="one job per fire"):
             store.fire(attrs.evolve(plan, jobs=()))
+        with pytest.raises(ValidationError, match="at least one fire"):
+            store.fire(attrs.evolve(plan, fires=(), jobs=()))
         assert store.list_jobs() == []
 
     def test_a_stale_plan_enqueues_nothing(self, store: ClaimStore, clock: ManualClock) -> None:

@@ -11,20 +11,31 @@ from hypothesis import strategies as st
 from awa.domain import (
     BACKOFF_MAX_S,
     TRANSITIONS,
+    CallbackNotFound,
     Complete,
+    CompleteCallback,
     DlqReason,
+    ErrorEntry,
     Fail,
+    FailCallback,
     IllegalTransition,
     Job,
     JobState,
+    NewJob,
     RescueCause,
+    ResumeCallback,
     RetryAfter,
+    RetryCallback,
     Snooze,
     Trigger,
+    ValidationError,
+    WaitForCallback,
     backoff_s,
     decisions,
     rescue_cause,
 )
+from awa.domain.endings import dlq_reason_after
+from awa.domain.values import CallbackToken
 from awa.testing.strategies import NOW, jobs, new_jobs, outcomes, reasons
 
 RNG = random.Random(0)
@@ -171,3 +182,104 @@ def test_retry_after_on_the_last_attempt_fails(job: Job) -> None:
     decision = decisions.finish(job, RetryAfter(5), NOW, RNG)
     assert decision.job.state is JobState.FAILED
     assert decision.dlq_reason == "max_attempts_exhausted"
+
+
+class _NoRandomness:
+    """A random source that must not be used: a refused move draws no jitter."""
+
+    def random(self) -> float:
+        raise AssertionError("jitter drawn for a move the table refuses")
+
+
+@given(jobs().filter(lambda job: job.state is not JobState.RUNNING), st.sampled_from([0, 1]))
+def test_a_refused_failure_draws_no_jitter(job: Job, which: int) -> None:
+    outcome = [Fail("ValueError: late"), RetryAfter(5)][which]
+    with pytest.raises(IllegalTransition):
+        decisions.finish(job, outcome, NOW, _NoRandomness())
+
+
+@given(jobs().filter(lambda job: not job.state.is_live), st.sampled_from(list(RescueCause)))
+def test_a_refused_rescue_draws_no_jitter(job: Job, cause: RescueCause) -> None:
+    with pytest.raises(IllegalTransition):
+        decisions.rescue(job, cause, NOW, _NoRandomness())
+
+
+def test_backoff_is_capped_at_exactly_one_day() -> None:
+    assert backoff_s(16, _Fixed(0.999)) == 65_536 * 1.24975  # just under the cap
+    assert backoff_s(17, _Fixed(0.0)) == 86_400.0
+    assert backoff_s(10_000, _Fixed(0.0)) == 86_400.0  # no overflow for absurd attempts
+    assert backoff_s(-3, _Fixed(0.0)) == 1.0
+
+
+def test_a_dead_letter_needs_a_reason() -> None:
+    failed = decisions.finish(_one_running(), Fail("x", terminal=True), NOW, RNG).job
+    assert decisions.move_to_dlq(failed, "operator", NOW).reason == "operator"
+    with pytest.raises(ValueError, match="a dead-letter reason is required"):
+        decisions.move_to_dlq(failed, "", NOW)
+
+
+def test_the_dead_letter_reason_follows_the_last_error() -> None:
+    def last(error: str, terminal: bool = False) -> ErrorEntry:
+        return ErrorEntry(error, 1, NOW, terminal=terminal)
+
+    for cause in RescueCause:
+        assert dlq_reason_after(last(cause.error)) == cause.dlq_reason.value
+    assert dlq_reason_after(last("TerminalError: x", terminal=True)) == "terminal_error"
+    assert dlq_reason_after(last("ValueError: x")) == "max_attempts_exhausted"
+
+
+def _one_running() -> Job:
+    new = decisions.create_job(NewJob(kind="k"), job_id=1, now=NOW)
+    return decisions.claim(new, NOW)
+
+
+def test_claim_refuses_a_deadline_no_store_can_hold() -> None:
+    available = decisions.create_job(NewJob(kind="k"), job_id=1, now=NOW)
+    for bad in (-1, float("nan"), 1e12):
+        with pytest.raises(ValidationError, match="deadline_duration must be"):
+            decisions.claim(available, NOW, bad)
+
+
+def test_callback_decisions_refuse_a_timeout_that_is_not_positive() -> None:
+    running = _one_running()
+    registered = decisions.register_callback(running, "cb", 60, NOW)
+    for bad in (0, -5, float("inf")):
+        with pytest.raises(ValidationError, match="callback timeout must be > 0"):
+            decisions.register_callback(running, "cb", bad, NOW)
+        with pytest.raises(ValidationError, match="callback timeout must be > 0"):
+            decisions.heartbeat_callback(registered, "cb", bad, NOW)
+
+
+@given(jobs().filter(lambda job: job.state is not JobState.RUNNING))
+def test_only_a_running_attempt_is_released(job: Job) -> None:
+    with pytest.raises(IllegalTransition):
+        decisions.release(job, NOW)
+
+
+@given(jobs(), st.integers(-5, 5))
+def test_claimable_means_available_or_waiting_and_due(job: Job, due_in_s: int) -> None:
+    job = attrs.evolve(job, run_at=NOW + timedelta(seconds=due_in_s))
+    waiting = job.state in (JobState.SCHEDULED, JobState.RETRYABLE)
+    expected = job.state is JobState.AVAILABLE or (waiting and due_in_s <= 0)
+    assert decisions.is_claimable(job, NOW) is expected
+
+
+@given(jobs().filter(lambda job: job.state is not JobState.RUNNING))
+def test_a_park_for_an_attempt_that_is_not_running_is_illegal(job: Job) -> None:
+    token = CallbackToken("another", job.lease, NOW)
+    with pytest.raises(IllegalTransition):
+        decisions.finish(job, WaitForCallback(token), NOW, RNG)
+
+
+@given(jobs(JobState.WAITING_EXTERNAL), st.sampled_from(["resume", "complete", "fail", "retry"]))
+def test_only_the_pending_callback_id_answers(job: Job, kind: str) -> None:
+    resolution = {
+        "resume": ResumeCallback(),
+        "complete": CompleteCallback(),
+        "fail": FailCallback("x"),
+        "retry": RetryCallback(),
+    }[kind]
+    with pytest.raises(CallbackNotFound):
+        decisions.resolve_callback(job, "not-" + (job.callback_id or ""), resolution, NOW)
+    with pytest.raises(CallbackNotFound):
+        decisions.heartbeat_callback(job, "not-" + (job.callback_id or ""), 60, NOW)

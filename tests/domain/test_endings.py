@@ -71,3 +71,22 @@ def test_a_handlers_cancel_is_the_last_entry_written_with_the_jobs_end() -> None
     assert attempt_ends(by_operator) == [AttemptEnd.RAISED, AttemptEnd.RAISED]
     retrying = _job(JobState.RETRYABLE, history, finalized_at=None)
     assert attempt_ends(retrying) == [AttemptEnd.RAISED, AttemptEnd.RAISED]
+
+
+def test_only_the_handlers_own_last_entry_of_a_cancelled_job_reads_as_its_cancel() -> None:
+    t1, t2 = AT + timedelta(seconds=1), AT + timedelta(seconds=2)
+    earlier = (entry("ValueError: x"), ErrorEntry("ValueError: y", 2, t1))
+    history = (*earlier, ErrorEntry("not needed any more", 3, t2))
+    raised = [AttemptEnd.RAISED] * 3
+    assert attempt_ends(_job(JobState.CANCELLED, history, t2)) == [
+        *raised[:2],
+        AttemptEnd.CANCELLED,
+    ]
+    # the same moment as the job's end, but not a handler's cancel: a failure, a rescue's
+    # entry, a terminal error (a frozen clock can put an operator's cancel at that moment)
+    assert attempt_ends(_job(JobState.FAILED, history, t2)) == raised
+    stale = (*earlier, ErrorEntry(RescueCause.HEARTBEAT_STALE.error, 3, t2))
+    assert attempt_ends(_job(JobState.CANCELLED, stale, t2))[-1] is AttemptEnd.HEARTBEAT_STALE
+    terminal = (*earlier, ErrorEntry("TerminalError: no", 3, t2, terminal=True))
+    assert attempt_ends(_job(JobState.CANCELLED, terminal, t2))[-1] is AttemptEnd.TERMINAL
+    assert attempt_ends(_job(JobState.CANCELLED, (), t2)) == []  # cancelled before any attempt

@@ -10,6 +10,7 @@ from awa.domain import (
     CompleteCallback,
     Fail,
     FailCallback,
+    Job,
     JobState,
     NewJob,
     ResumeCallback,
@@ -19,6 +20,7 @@ from awa.domain import (
 )
 from awa.domain.validation import (
     ARGS_BYTES_MAX_DEFAULT,
+    DURATION_MAX_S,
     TEXT_LENGTH_MAX,
     check_args_size,
     check_flag,
@@ -161,3 +163,119 @@ def test_args_size_is_bounded_by_the_client_setting() -> None:
     check_args_size({"blob": "x" * 10_000_000}, None)
     with pytest.raises(ValidationError, match=r"args are 1,048,\d+ bytes of JSON; the limit"):
         check_args_size({"blob": "x" * ARGS_BYTES_MAX_DEFAULT}, ARGS_BYTES_MAX_DEFAULT)
+
+
+# -- the exact limits: the last value allowed and the first refused -------------------------
+
+
+def test_tags_up_to_the_limits_are_kept() -> None:
+    assert len(NewJob(kind="k", tags=["t"] * 32).tags) == 32
+    assert NewJob(kind="k", tags=["x" * 100]).tags == ("x" * 100,)
+    with pytest.raises(ValidationError, match="each tag must be a string of 1-100 characters"):
+        NewJob(kind="k", tags=["x" * 101])
+    with pytest.raises(ValidationError, match="each tag must be a string of 1-100 characters"):
+        NewJob(kind="k", tags=[7])
+
+
+def test_nesting_exactly_sixty_four_deep_is_kept() -> None:
+    assert NewJob(kind="k", args={"xs": _nested(63)}).args["xs"] == _nested(63)  # 64 levels
+    with pytest.raises(ValidationError, match="nested deeper than 64 levels"):
+        NewJob(kind="k", args={"xs": _nested(64)})
+    deep: dict[str, object] = {}
+    node = deep
+    for _ in range(63):
+        node["n"] = node = {}
+    node["leaf"] = 1  # the 64th level
+    assert NewJob(kind="k", metadata=deep).metadata == deep
+    node["n"] = {"leaf": 1}
+    with pytest.raises(ValidationError, match=r"metadata(\.n){64}\.leaf is nested deeper"):
+        NewJob(kind="k", metadata=deep)
+
+
+def test_text_of_exactly_the_longest_length_is_kept() -> None:
+    assert Fail("x" * TEXT_LENGTH_MAX).error == "x" * TEXT_LENGTH_MAX
+    assert storable_text("y" * TEXT_LENGTH_MAX) == "y" * TEXT_LENGTH_MAX
+    assert Cancel(" padded ").reason == " padded "
+
+
+def test_tuples_are_checked_like_lists() -> None:
+    with pytest.raises(ValidationError, match=re.escape("callback payload[1] holds nan")):
+        CompleteCallback((1, float("nan")))
+    assert ResumeCallback((1, "a")).payload == (1, "a")
+
+
+def test_the_longest_duration_is_allowed_and_no_longer() -> None:
+    assert Snooze(DURATION_MAX_S).seconds == DURATION_MAX_S
+    assert RetryAfter(0).seconds == 0.0
+    with pytest.raises(ValidationError, match="at most 3155760000 seconds"):
+        RetryAfter(DURATION_MAX_S + 1)
+
+
+def test_args_size_counts_compact_utf8_json_up_to_the_limit() -> None:
+    args = {"a": "é"}  # {"a":"é"}: 10 bytes, é taking two
+    check_args_size(args, 10)
+    with pytest.raises(ValidationError, match="args are 10 bytes of JSON; the limit is 9"):
+        check_args_size(args, 9)
+
+
+def test_a_refused_value_is_quoted_whole_up_to_eighty_characters() -> None:
+    exactly = "x" * 78  # its repr, with the quotes, is 80 characters
+    with pytest.raises(ValidationError) as caught:
+        check_state(exactly)
+    assert repr(exactly) in str(caught.value)
+    with pytest.raises(ValidationError) as cut:
+        check_state(exactly + "y")
+    assert f"'{'x' * 78}…" in str(cut.value)
+
+
+def test_values_are_made_with_keywords_only() -> None:
+    with pytest.raises(TypeError):
+        NewJob("send_email")  # type: ignore[misc]
+
+
+def test_a_bool_is_not_a_number_of_seconds() -> None:
+    with pytest.raises(ValidationError, match="Snooze seconds must be a number of seconds"):
+        Snooze(True)
+
+
+def test_run_at_must_be_a_datetime() -> None:
+    with pytest.raises(ValidationError, match="run_at must be a timezone-aware datetime"):
+        NewJob(kind="k", run_at="2030-01-01T00:00:00Z")  # type: ignore[arg-type]
+
+
+def test_a_state_is_taken_by_member_or_value() -> None:
+    assert check_state(JobState.RUNNING) is JobState.RUNNING
+    assert check_state("running") is JobState.RUNNING
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"kind": 5}, "invalid job kind 5"),
+        ({"priority": 2.0}, "priority must be an integer from 1 to 4, got 2.0"),
+        ({"tags": {"a"}}, "tags must be a list of strings"),
+    ],
+)
+def test_values_of_the_wrong_type_are_refused(fields: dict[str, object], message: str) -> None:
+    with pytest.raises(ValidationError, match=re.escape(message)):
+        NewJob(**{"kind": "k", **fields})  # type: ignore[arg-type]
+
+
+def test_a_callback_payload_may_nest_sixty_four_deep() -> None:
+    assert ResumeCallback(_nested(64)).payload == _nested(64)  # the leaf 64 levels down
+    with pytest.raises(ValidationError, match="nested deeper than 64 levels"):
+        ResumeCallback(_nested(65))
+
+
+def test_outcomes_have_their_documented_defaults_and_checks() -> None:
+    assert Cancel().reason == "cancelled by handler"
+    assert FailCallback().error == "failed by callback"
+    assert Fail("x").terminal is False
+    with pytest.raises(ValidationError, match="traceback contains a NUL character"):
+        Fail("x", traceback="line\x00")
+
+
+def test_jobs_are_made_with_keywords_only() -> None:
+    at = datetime(2030, 1, 1)
+    with pytest.raises(TypeError):
+        Job(1, "k", "default", {}, JobState.AVAILABLE, 2, 0, 1, 0, at, at)  # type: ignore[misc]

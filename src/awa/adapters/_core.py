@@ -322,10 +322,10 @@ class StoreCore(abc.ABC):
             results, unowned = fence(leases, locked, decide, tx.now(), writes)
         else:
             results, unowned = [None] * len(leases), list(range(len(leases)))
-        if writes:
+        if writes.jobs:  # a decision keeps the job it decided, a dead-lettered one too
             tx.write(writes)
         states = tx.lease_states(sorted({leases[i].job_id for i in unowned})) if unowned else {}
-        return stale_results(results, leases, unowned, states)
+        return stale_results(results, leases, states)
 
     # -- producers --------------------------------------------------------------------------
     def insert(self, jobs: Sequence[NewJob], *, on_conflict: OnConflict = "raise") -> list[Job]:

@@ -133,14 +133,14 @@ def fence(
 
 
 def stale_results(
-    results: list[WriteResult | None],
+    results: Sequence[WriteResult | None],
     leases: Sequence[Lease],
-    unowned: Sequence[int],
     states: Mapping[int, tuple[int, JobState]],
 ) -> list[WriteResult]:
-    """Fill in the unowned requests as ``Stale``, each with the reason its job's current
-    ``(run_lease, state)`` gives (a job missing from ``states`` is gone)."""
-    for index in unowned:
+    """Each request's result, the unowned ones (``None``) as ``Stale`` with the reason their
+    job's current ``(run_lease, state)`` gives (a job missing from ``states`` is gone)."""
+    filled: list[WriteResult] = []
+    for index, result in enumerate(results):
         lease = leases[index]
-        results[index] = Stale(lease, stale_reason(lease, states.get(lease.job_id)))
-    return [result for result in results if result is not None]
+        filled.append(result or Stale(lease, stale_reason(lease, states.get(lease.job_id))))
+    return filled

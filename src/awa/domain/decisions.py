@@ -61,10 +61,9 @@ class Decision:
 
     def dead_letter_reason(self, dlq_enabled: bool) -> str | None:
         """Row 19: the reason to move the decided job to the dead-letter queue with, when its
-        queue has one enabled and the decision failed the job; ``None`` keeps it in place."""
-        if dlq_enabled and self.job.state is JobState.FAILED and self.dlq_reason is not None:
-            return self.dlq_reason
-        return None
+        queue has one enabled; ``None`` keeps it in place. Only a decision that fails the job
+        carries a reason."""
+        return self.dlq_reason if dlq_enabled else None
 
 
 def _move(job: Job, trigger: Trigger, **changes: Any) -> Job:
@@ -181,9 +180,7 @@ def claim(job: Job, now: datetime, deadline_duration_s: float = DEADLINE_S) -> J
         attempted_at=now,
         heartbeat_at=now,
         deadline_at=_seconds_after(now, deadline_duration_s) if deadline_duration_s else None,
-        callback_id=None,
-        callback_timeout_at=None,
-        callback_result=None,
+        callback_result=None,  # no callback of its own yet (an ended attempt left none pending)
     )
 
 
@@ -207,7 +204,6 @@ def release(job: Job, now: datetime) -> Decision:
     """Row 22: the worker shuts down with the handler still running and gives the attempt up.
     It spends the attempt (poison-job rule) but is retried at once, with no backoff: the job
     did nothing wrong, its worker left."""
-    _require(job, Trigger.RELEASE_RETRY)
     cause = RescueCause.WORKER_SHUTDOWN
     error = ErrorEntry(error=cause.error, attempt=job.attempt, at=now)
     errors = (*job.errors, error)
@@ -397,7 +393,8 @@ def resolve_callback(
 def heartbeat_callback(job: Job, callback_id: str, timeout_s: float, now: datetime) -> Job:
     """Extend a pending callback's deadline to ``now + timeout_s``."""
     check_seconds("callback timeout", timeout_s, allow_zero=False)
-    _pending_callback(job, callback_id, Trigger.HEARTBEAT_CALLBACK)
+    if job.callback_id != callback_id:  # only a live attempt has one, and may extend it
+        raise CallbackNotFound(callback_id)
     return _move(
         job, Trigger.HEARTBEAT_CALLBACK, callback_timeout_at=_seconds_after(now, timeout_s)
     )

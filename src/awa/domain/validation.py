@@ -131,8 +131,6 @@ def check_flag(name: str, value: object) -> bool:
 
 def check_state(state: object) -> JobState:
     """A job state by value (``"failed"``) or member; the ``JobState``."""
-    if isinstance(state, JobState):
-        return state
     try:
         return JobState(state)
     except ValueError:

@@ -14,7 +14,7 @@ checks that no two jobs hold one. The machine knows nothing about which store it
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import attrs
 from hypothesis import strategies as st
@@ -58,6 +58,7 @@ from awa.domain import (
     rescue_cause,
     retakes_unique_key,
 )
+from awa.domain.backoff import _JITTER_FRACTION, BACKOFF_MAX_S
 from awa.domain.states import TERMINAL_STATES
 from awa.domain.values import CallbackToken
 from awa.ports import (
@@ -69,6 +70,7 @@ from awa.ports import (
     QueueSettings,
     Stale,
 )
+from awa.testing.laws import field_disagreements
 
 __all__ = ["STALENESS_S", "StoreFactory", "make_state_machine"]
 
@@ -95,13 +97,26 @@ _KEYED = st.builds(
     ),
 )
 _UNIQUE = st.one_of(st.none(), _KEYED, _KEYED)
+#: what a worker's buffers send along with a heartbeat or an outcome
+_PROGRESS = st.sampled_from([None, {"step": 1}, {"step": 2}])
+_METADATA = st.sampled_from([None, {}, {"seen": 1}, {"seen": 2}])
 
 
 class _NoJitter:
-    """Prediction needs states, not exact retry times."""
+    """The prediction draws no jitter; ``_jittered`` allows for the store's."""
 
     def random(self) -> float:
         return 0.0
+
+
+def _jittered(predicted: Job, after: Job, now: datetime) -> bool:
+    """``after`` is ``predicted`` retried with backoff jitter: later by at most a quarter of
+    the jitter-free delay, never beyond the cap."""
+    if predicted.state is not JobState.RETRYABLE or not predicted.errors:
+        return False
+    base = predicted.run_at - now
+    latest = min(now + base * (1 + _JITTER_FRACTION), now + timedelta(seconds=BACKOFF_MAX_S))
+    return predicted.run_at <= after.run_at <= max(latest, predicted.run_at)
 
 
 @attrs.define
@@ -163,13 +178,13 @@ def make_state_machine(
             assert after == before, f"refused {what} must change nothing: {before} -> {after}"
 
         def _expect_state(self, predicted: Job, what: str) -> Job:
+            """The store holds exactly the job the domain decided, field for field; only a
+            backoff's jitter (the store's own random source) may move ``run_at`` later."""
             after = self.store.get_job(predicted.id)
-            assert (after.state, after.attempt, after.run_lease, len(after.errors)) == (
-                predicted.state,
-                predicted.attempt,
-                predicted.run_lease,
-                len(predicted.errors),
-            ), f"{what}: store has {after}, the domain says {predicted}"
+            expected = predicted
+            if after.run_at != predicted.run_at and _jittered(predicted, after, self.clock.now()):
+                expected = attrs.evolve(predicted, run_at=after.run_at)
+            assert after == expected, f"{what}: store has {after}, the domain says {predicted}"
             return after
 
         # -- producers ------------------------------------------------------------------------
@@ -257,6 +272,8 @@ def make_state_machine(
             for job in claimed:
                 before = jobs[job.id]
                 model = self.models[job.id]
+                assert job == decisions.claim(before, now), "claim must be the domain's claim"
+                assert job == self.store.get_job(job.id), "claim answered other than it wrote"
                 assert job.state is JobState.RUNNING
                 assert job.run_lease == before.run_lease + 1 == model.max_run_lease + 1
                 assert job.attempt == before.attempt + 1
@@ -289,15 +306,17 @@ def make_state_machine(
             return self._expect_state(predicted, what)
 
         @precondition(lambda self: any(m.leases for m in self.models.values()))
-        @rule(index=st.integers(0, 200))
-        def heartbeat(self, index: int) -> None:
+        @rule(index=st.integers(0, 200), progress=_PROGRESS, metadata=_METADATA)
+        def heartbeat(
+            self, index: int, progress: dict[str, int] | None, metadata: dict[str, int] | None
+        ) -> None:
             lease = self._lease(index)
             now = self.clock.now()
             after = self._fenced(
                 lease,
                 "heartbeat",
-                lambda job: decisions.heartbeat(job, now),
-                lambda: self.store.heartbeat([Heartbeat(lease)])[0],
+                lambda job: decisions.heartbeat(job, now, progress, metadata),
+                lambda: self.store.heartbeat([Heartbeat(lease, progress, metadata)])[0],
             )
             if after is not None:
                 assert after.heartbeat_at == now
@@ -319,13 +338,27 @@ def make_state_machine(
                 assert after.run_at == now, "a released attempt is retried at once"
 
         @precondition(lambda self: any(m.leases for m in self.models.values()))
-        @rule(index=st.integers(0, 200), outcome=_OUTCOMES, seconds=_SECONDS)
-        def finish(self, index: int, outcome: str, seconds: int) -> None:
-            """Finish through the newest lease a job had: live or not, the store must agree
-            with the domain."""
+        @rule(
+            index=st.integers(0, 200),
+            outcome=_OUTCOMES,
+            seconds=_SECONDS,
+            progress=_PROGRESS,
+            metadata=_METADATA,
+        )
+        def finish(
+            self,
+            index: int,
+            outcome: str,
+            seconds: int,
+            progress: dict[str, int] | None,
+            metadata: dict[str, int] | None,
+        ) -> None:
+            """Finish through the newest lease a job had, with what the worker's buffers hold:
+            live or not, the store must agree with the domain."""
             ids = sorted(i for i, m in self.models.items() if m.leases)
             job_id = ids[index % len(ids)]
-            self._finish(Lease(job_id, self.models[job_id].leases[-1]), outcome, seconds)
+            lease = Lease(job_id, self.models[job_id].leases[-1])
+            self._finish(lease, outcome, seconds, progress, metadata)
 
         @rule(
             queue=st.sampled_from(QUEUES),
@@ -348,7 +381,14 @@ def make_state_machine(
             self._finish(lease, outcome, 30)
             self._expect_unchanged(before, "a late finish")
 
-        def _finish(self, lease: Lease, kind: str, seconds: int) -> None:
+        def _finish(
+            self,
+            lease: Lease,
+            kind: str,
+            seconds: int,
+            progress: dict[str, int] | None = None,
+            metadata: dict[str, int] | None = None,
+        ) -> None:
             now = self.clock.now()
             before = self.store.get_job(lease.job_id)
             if (
@@ -372,8 +412,10 @@ def make_state_machine(
             after = self._fenced(
                 lease,
                 f"finish {kind}",
-                lambda job: decisions.finish(job, outcome, now, _NoJitter()).job,
-                lambda: self.store.finish([Finish(lease, outcome)])[0],
+                lambda job: (
+                    decisions.finish(job, outcome, now, _NoJitter(), progress, metadata).job
+                ),
+                lambda: self.store.finish([Finish(lease, outcome, progress, metadata)])[0],
             )
             if after is None:
                 return
@@ -473,7 +515,8 @@ def make_state_machine(
             }
             promoted = self.store.promote(limit=BATCH_SIZE_MAX)
             assert {j.id for j in promoted} == due
-            assert all(self.store.get_job(i).state is JobState.AVAILABLE for i in due)
+            for job in promoted:
+                assert job == self._expect_state(decisions.promote(jobs[job.id], now), "promote")
 
         # -- operators ------------------------------------------------------------------------
         def _operator(self, job_id: int, trigger: Trigger, action: Callable[[], Job]) -> None:
@@ -505,8 +548,12 @@ def make_state_machine(
                 return
             assert holder is None, f"{trigger} took the key job {holder} holds"
             assert allowed, f"{trigger} of a {before.state} job was applied"
-            assert after.state is TRANSITIONS[(before.state, trigger)]
-            assert after.run_lease == before.run_lease
+            now = self.clock.now()
+            if trigger is Trigger.CANCEL:
+                predicted = decisions.cancel(before, now).job
+            else:
+                predicted = decisions.operator_retry(before, now)
+            assert after == self._expect_state(predicted, str(trigger))
 
         @precondition(lambda self: bool(self.models))
         @rule(index=st.integers(0, 200))
@@ -539,9 +586,10 @@ def make_state_machine(
                 expected.add(entry.job.id)
             retried = self.store.bulk_retry_from_dlq(queue=queue)
             assert {j.id for j in retried} == expected
+            now = self.clock.now()
             for job in retried:
-                assert (job.state, job.attempt) == (JobState.AVAILABLE, 0)
-                assert job.run_lease == dlq[job.id].run_lease
+                predicted = decisions.operator_retry(dlq[job.id], now)
+                assert job == self._expect_state(predicted, "dead-letter retry")
                 self._reset(job.id)
 
         @rule(queue=st.sampled_from(QUEUES), paused=st.sampled_from([True, False, False]))
@@ -716,6 +764,13 @@ def make_state_machine(
                     f" {'on' if routed else 'off'}) and is {'' if job_id in dlq else 'not '}in it"
                 )
             self.failed_seen = set(failed)
+
+        @invariant()
+        def fields_agree_with_states(self) -> None:
+            """No path leaves a field its state disallows (``awa.testing.laws``)."""
+            jobs, dlq = self._all()
+            problems = [p for j in (*jobs.values(), *dlq.values()) for p in field_disagreements(j)]
+            assert not problems, "; ".join(problems)
 
     ClaimStoreMachine.__name__ = ClaimStoreMachine.__qualname__ = "ClaimStoreMachine"
     return ClaimStoreMachine

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from awa.domain import (
     Cancel,
     Complete,
+    ErrorEntry,
     Fail,
     Job,
     JobState,
@@ -68,12 +69,20 @@ def new_jobs() -> st.SearchStrategy[NewJob]:
 
 @st.composite
 def jobs(draw: st.DrawFn, state: JobState | None = None) -> Job:
-    """A job as a store could hold it, in ``state`` (any state when ``None``)."""
+    """A job as a store could hold it, in ``state`` (any state when ``None``): its fields
+    agree with its state (``awa.testing.laws.field_disagreements`` finds nothing)."""
     state = state if state is not None else draw(st.sampled_from(JobState))
-    max_attempts = draw(st.integers(1, 30))
+    max_attempts = draw(st.integers(2 if state is JobState.RETRYABLE else 1, 30))
     live = state.is_live
-    attempt = draw(st.integers(1 if live else 0, max_attempts))
-    run_lease = draw(st.integers(max(attempt, 1 if live else 0), attempt + 50))
+    ended_an_attempt = state in (JobState.RETRYABLE, JobState.FAILED)
+    pending = not live and not state.is_terminal
+    last = max_attempts - 1 if pending else max_attempts  # a waiting job has an attempt left
+    attempt = draw(st.integers(1 if live or ended_an_attempt else 0, last))
+    claimed = attempt > 0 or draw(st.booleans())
+    run_lease = draw(st.integers(max(attempt, 1), attempt + 50)) if claimed else 0
+    started = NOW - timedelta(minutes=draw(st.integers(0, 30))) if claimed else None
+    waiting = state is JobState.WAITING_EXTERNAL
+    errors = (ErrorEntry("ValueError: drawn", attempt, NOW),) if ended_an_attempt else ()
     return Job(
         id=draw(st.integers(1, 2**40)),
         kind="k",
@@ -86,13 +95,15 @@ def jobs(draw: st.DrawFn, state: JobState | None = None) -> Job:
         run_lease=run_lease,
         run_at=NOW,
         created_at=NOW - timedelta(hours=1),
-        attempted_at=NOW if live else None,
-        heartbeat_at=NOW if live else None,
+        errors=errors,
+        attempted_at=NOW if live else started,
+        heartbeat_at=NOW if live else started,
         deadline_at=NOW + timedelta(minutes=5) if live else None,
-        callback_id="cb" if state is JobState.WAITING_EXTERNAL else None,
-        callback_timeout_at=NOW + timedelta(hours=1)
-        if state is JobState.WAITING_EXTERNAL
-        else None,
+        finalized_at=NOW if state.is_terminal else None,
+        progress=None if state is JobState.COMPLETED else draw(st.none() | st.just({"p": 1})),
+        callback_id="cb" if waiting else None,
+        callback_timeout_at=NOW + timedelta(hours=1) if waiting else None,
+        callback_result=draw(st.none() | st.just({"answer": 1})) if claimed else None,
     )
 
 

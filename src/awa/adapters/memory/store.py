@@ -83,10 +83,9 @@ class _SortedKeys:
     def add(self, key: tuple[Any, ...]) -> None:
         bisect.insort(self.keys, key)
 
-    def discard(self, key: tuple[Any, ...]) -> None:
-        at = bisect.bisect_left(self.keys, key)
-        if at < len(self.keys) and self.keys[at] == key:
-            del self.keys[at]
+    def remove(self, key: tuple[Any, ...]) -> None:
+        """Remove ``key``, which ``add`` put in (a job leaves an index it was put in)."""
+        del self.keys[bisect.bisect_left(self.keys, key)]
 
     def from_prefix(self, prefix: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
         """Keys from the first one starting with ``prefix`` onwards (a copy-free walk)."""
@@ -201,7 +200,7 @@ class MemoryStore(StoreCore, WorkerPresence):
             self._due_order.add((job.run_at, job.id))
         if job.state.is_live:
             self._live.add(job.id)
-        if job.state.is_terminal and job.finalized_at is not None:
+        if job.finalized_at is not None:  # set exactly when the job is finished
             self._finished_order.add((job.finalized_at, job.id))
 
     def _unindex(self, job: Job) -> None:
@@ -210,12 +209,12 @@ class MemoryStore(StoreCore, WorkerPresence):
         if job.callback_id is not None:
             self._callbacks.pop(job.callback_id, None)
         if job.state in _PENDING:
-            self._claim_order[job.queue].discard((job.priority, job.run_at, job.id))
+            self._claim_order[job.queue].remove((job.priority, job.run_at, job.id))
         if job.state in _WAITING_FOR_TIME:
-            self._due_order.discard((job.run_at, job.id))
+            self._due_order.remove((job.run_at, job.id))
         self._live.discard(job.id)
-        if job.state.is_terminal and job.finalized_at is not None:
-            self._finished_order.discard((job.finalized_at, job.id))
+        if job.finalized_at is not None:  # set exactly when the job is finished
+            self._finished_order.remove((job.finalized_at, job.id))
 
     def _settings(self, queue: str) -> _QueueSettings:
         return self._queues.setdefault(queue, _QueueSettings())

@@ -20,11 +20,12 @@ that respects unique keys (``insert_unique``, shared by ``insert_jobs.sql`` and
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from importlib import resources
 
 from awa.adapters.postgres._rows import JOB_COLUMNS, SCHEDULE_COLUMNS
 
-__all__ = ["SQL", "expand_job_columns", "load_statements"]
+__all__ = ["SQL", "build_statements", "expand_job_columns", "load_statements"]
 
 _COLUMNS_TOKEN = re.compile(r"\{(?:(\w+)\.)?(job|schedule)_columns\}")
 _COLUMNS = {"job": JOB_COLUMNS, "schedule": SCHEDULE_COLUMNS}
@@ -45,7 +46,14 @@ def expand_job_columns(text: str) -> str:
 def load_statements() -> dict[str, str]:
     """Every statement by file name (without ``.sql``), its parts and columns written out."""
     folder = resources.files("awa.adapters.postgres") / "sql"
-    texts = {entry.name: entry.read_text(encoding="utf-8") for entry in folder.iterdir()}
+    return build_statements(
+        {entry.name: entry.read_text(encoding="utf-8") for entry in folder.iterdir()}
+    )
+
+
+def build_statements(texts: Mapping[str, str]) -> dict[str, str]:
+    """The statements of ``texts`` (``{file name: text}``, the ``.sql`` and ``.sqlpart`` files),
+    written out as ``load_statements`` does; the mutation tool swaps one file's text this way."""
     parts = {
         name.removesuffix(".sqlpart"): _without_comments(text)
         for name, text in texts.items()

@@ -332,7 +332,7 @@ class PostgresStore(StoreCore, WorkerPresence):
         results: list[WriteResult | None] = [
             Applied(done[lease.job_id]) if lease.job_id in done else None for lease in leases
         ]
-        return stale_results(results, leases, missed, states)
+        return stale_results(results, leases, states)
 
     # -- maintenance ----------------------------------------------------------------------------
     def _promote(self, limit: int) -> list[Job]:

@@ -24,11 +24,13 @@ from awa.domain import (
     NewJob,
     RescueCause,
     ResumeCallback,
+    RetryAfter,
     RetryCallback,
+    ValidationError,
     WaitForCallback,
 )
 from awa.domain.values import CallbackToken
-from awa.ports import Applied, ClaimStore, Stale, StaleReason
+from awa.ports import Applied, ClaimStore, Heartbeat, Stale, StaleReason
 from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _one, _park
 from awa.testing.scenarios import STALENESS_S
 
@@ -51,6 +53,8 @@ class CallbackContract(StoreFixtures):
         assert resumed.run_lease == job.run_lease
         assert resumed.callback_result == {"ok": 1}
         assert resumed.heartbeat_at == clock.now()
+        assert (resumed.callback_id, resumed.callback_timeout_at) == (None, None)
+        assert store.get_job(job.id) == resumed
         # time spent parked does not count against the attempt's deadline
         assert job.deadline_at is not None
         assert resumed.deadline_at == clock.now() + (
@@ -58,12 +62,62 @@ class CallbackContract(StoreFixtures):
         )
         assert isinstance(_finish(store, job.lease, Complete()), Applied)
 
+    def test_resume_of_an_attempt_claimed_without_a_deadline_keeps_none(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        _one(store)
+        job = _claim_one(store, deadline_duration_s=0)
+        assert job.deadline_at is None
+        callback_id = _park(store, job)
+        clock.advance(30)
+        resumed = store.resolve_callback(callback_id, ResumeCallback("go on"))
+        assert (resumed.state, resumed.deadline_at) == (JobState.RUNNING, None)
+        assert isinstance(_finish(store, job.lease, Complete()), Applied)
+
+    def test_a_new_attempt_or_a_new_callback_starts_with_no_callback_result(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        _one(store, max_attempts=3)
+        job = _claim_one(store)
+        store.resolve_callback(_park(store, job), ResumeCallback({"first": 1}))
+        again = store.register_callback(job.lease, timeout_s=60)
+        assert isinstance(again, Applied)
+        assert again.job.callback_result is None, "a new callback must not show the last answer"
+        store.resolve_callback(again.job.callback_id or "", ResumeCallback({"second": 2}))
+        assert store.get_job(job.id).callback_result == {"second": 2}
+        assert isinstance(_finish(store, job.lease, RetryAfter(1)), Applied)
+        clock.advance(1)
+        reclaimed = _claim_one(store)
+        assert (reclaimed.id, reclaimed.callback_result) == (job.id, None)
+
+    def test_a_callback_id_pending_on_another_attempt_is_refused(self, store: ClaimStore) -> None:
+        store.insert([NewJob(kind="k"), NewJob(kind="k")])
+        first, second = _claim_one(store), _claim_one(store)
+        assert isinstance(store.register_callback(first.lease, callback_id="order-7"), Applied)
+        before = store.get_job(second.id)
+        with pytest.raises(ValidationError, match="callback id 'order-7' is already pending"):
+            store.register_callback(second.lease, callback_id="order-7")
+        assert store.get_job(second.id) == before
+        assert store.get_job(first.id).callback_id == "order-7"
+
+    def test_a_callback_id_is_free_again_once_answered(self, store: ClaimStore) -> None:
+        store.insert([NewJob(kind="k"), NewJob(kind="k")])
+        first, second = _claim_one(store), _claim_one(store)
+        assert isinstance(store.register_callback(first.lease, callback_id="order-42"), Applied)
+        store.resolve_callback("order-42", ResumeCallback())
+        reused = store.register_callback(second.lease, callback_id="order-42")
+        assert isinstance(reused, Applied), "an answered callback id is not pending any more"
+        done = store.resolve_callback("order-42", CompleteCallback())
+        assert (done.id, done.state) == (second.id, JobState.COMPLETED)
+        assert store.get_job(first.id).state is JobState.RUNNING
+
     def test_callback_resolves_at_most_once(self, store: ClaimStore) -> None:
         _one(store)
         job = _claim_one(store)
         callback_id = _park(store, job)
         done = store.resolve_callback(callback_id, CompleteCallback({"v": 1}))
         assert done.state is JobState.COMPLETED
+        assert done.callback_result == {"v": 1}
         for resolution in (
             CompleteCallback(),
             FailCallback("x"),
@@ -98,15 +152,19 @@ class CallbackContract(StoreFixtures):
         assert store.get_job(job.id).callback_result == {"winner": int(wins[0])}
 
     def test_external_answer_before_the_park_completes_the_running_job(
-        self, store: ClaimStore
+        self, store: ClaimStore, clock: ManualClock
     ) -> None:
         _one(store)
         job = _claim_one(store)
+        store.heartbeat([Heartbeat(job.lease, progress={"percent": 90})])
         registered = store.register_callback(job.lease)
         assert isinstance(registered, Applied)
         callback_id = registered.job.callback_id
         assert callback_id is not None
-        store.resolve_callback(callback_id, CompleteCallback({"early": True}))
+        clock.advance(3)
+        done = store.resolve_callback(callback_id, CompleteCallback({"early": True}))
+        assert (done.finalized_at, done.progress) == (clock.now(), None)
+        assert (done.deadline_at, done.callback_id, done.callback_timeout_at) == (None, None, None)
         token = CallbackToken(callback_id, job.lease, job.run_at)
         assert isinstance(_finish(store, job.lease, WaitForCallback(token)), Stale)
         assert store.get_job(job.id).state is JobState.COMPLETED
@@ -128,27 +186,50 @@ class CallbackContract(StoreFixtures):
         assert (got.state, got.callback_result) == (JobState.RUNNING, "early")
 
     def test_callback_retry_restarts_with_a_fresh_budget_and_the_lease_kept(
-        self, store: ClaimStore
+        self, store: ClaimStore, clock: ManualClock
     ) -> None:
         _one(store, max_attempts=3)
         job = _claim_one(store)
         callback_id = _park(store, job)
+        clock.advance(40)
         restarted = store.resolve_callback(callback_id, RetryCallback())
         assert restarted.state is JobState.AVAILABLE
         assert (restarted.attempt, restarted.run_lease) == (0, 1)
+        assert restarted.run_at == clock.now(), "queued behind the jobs already waiting"
+        assert (restarted.deadline_at, restarted.callback_id, restarted.callback_timeout_at) == (
+            None,
+            None,
+            None,
+        )
+        assert store.get_job(job.id) == restarted
         again = _claim_one(store)
         assert (again.attempt, again.run_lease) == (1, 2)
 
-    def test_callback_fail_fails_the_job_terminally(self, store: ClaimStore) -> None:
+    def test_callback_fail_fails_the_job_terminally(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
         store.set_dlq_enabled("cb", True)
         _one(store, queue="cb")
         job = _claim_one(store, "cb")
         callback_id = _park(store, job)
+        clock.advance(7)
         failed = store.resolve_callback(callback_id, FailCallback("card declined"))
         assert failed.state is JobState.FAILED
+        assert failed.finalized_at == clock.now()
+        assert failed.errors[-1].terminal
         [entry] = store.list_dlq(queue="cb")
         assert entry.reason == DlqReason.TERMINAL_ERROR.value
         assert entry.job.errors[-1].error == "card declined"
+
+    def test_callback_fail_on_a_queue_without_a_dlq_keeps_the_job_in_place(
+        self, store: ClaimStore
+    ) -> None:
+        _one(store, queue="never_configured")
+        job = _claim_one(store, "never_configured")
+        failed = store.resolve_callback(_park(store, job), FailCallback("declined"))
+        assert failed.state is JobState.FAILED
+        assert store.get_dlq_entry(job.id) is None
+        assert store.list_jobs(queue="never_configured") == [failed]
 
     def test_callback_heartbeat_extends_the_timeout(
         self, store: ClaimStore, clock: ManualClock
@@ -181,6 +262,24 @@ class CallbackContract(StoreFixtures):
                 store.resolve_callback(callback_id, CompleteCallback())
             with pytest.raises(CallbackNotFound):
                 store.heartbeat_callback(callback_id, timeout_s=10)
+
+    def test_a_park_after_the_attempt_ended_says_why_it_is_stale(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        store.insert([NewJob(kind="k"), NewJob(kind="k")])
+        cancelled, rescued = _claim_one(store), _claim_one(store)
+        for job in (cancelled, rescued):
+            registered = store.register_callback(job.lease)
+            assert isinstance(registered, Applied)
+        store.cancel(cancelled.id)
+        clock.advance(STALENESS_S + 1)
+        store.rescue(staleness_s=STALENESS_S)
+        for job, reason in (
+            (cancelled, StaleReason.CANCELLED),
+            (rescued, StaleReason.STATE_CHANGED),
+        ):
+            token = CallbackToken("cb-from-the-handler", job.lease, job.run_at)
+            assert _finish(store, job.lease, WaitForCallback(token)) == Stale(job.lease, reason)
 
     def test_unknown_callback_id_is_not_found(self, store: ClaimStore) -> None:
         with pytest.raises(CallbackNotFound):

@@ -27,6 +27,58 @@ class DlqContract(StoreFixtures):
         assert store.list_dlq(queue="default") == []
         assert store.list_jobs(state=JobState.FAILED)[0].id == job.id
 
+    def test_pause_and_dead_letter_settings_are_independent(self, store: ClaimStore) -> None:
+        store.pause_queue("held")
+        store.resume_queue("held")
+        store.set_dlq_enabled("kept", True)
+        [held] = [s for s in store.queue_stats() if s.queue == "held"]
+        [kept] = [s for s in store.queue_stats() if s.queue == "kept"]
+        assert (held.paused, held.dlq_enabled) == (False, False)
+        assert (kept.paused, kept.dlq_enabled) == (False, True)
+        _one(store, queue="held")
+        job = _claim_one(store, "held")
+        _finish(store, job.lease, Fail("x", terminal=True))
+        assert store.get_dlq_entry(job.id) is None, "pausing a queue gave it a dead-letter queue"
+
+    def test_list_dlq_filters_by_queue_and_kind_newest_first(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        for queue in ("d1", "d2"):
+            store.set_dlq_enabled(queue, True)
+        ids: dict[tuple[str, str], list[int]] = {}
+        for queue, kind in (("d1", "a"), ("d1", "b"), ("d2", "a"), ("d1", "a")):
+            _one(store, queue=queue, kind=kind)
+            job = _claim_one(store, queue)
+            _finish(store, job.lease, Fail("x", terminal=True))
+            ids.setdefault((queue, kind), []).append(job.id)
+            clock.advance(1)
+
+        def listed(**filters: str) -> list[int]:
+            return [entry.job.id for entry in store.list_dlq(**filters)]  # type: ignore[arg-type]
+
+        assert listed(queue="d1", kind="a") == ids[("d1", "a")][::-1]
+        assert listed(kind="a") == sorted(ids[("d1", "a")] + ids[("d2", "a")], reverse=True)
+        assert listed(queue="d1") == sorted(ids[("d1", "a")] + ids[("d1", "b")], reverse=True)
+        assert listed(queue="d2", kind="b") == []
+        [newest] = store.list_dlq(kind="a", limit=1)
+        assert newest.job.id == ids[("d1", "a")][-1]
+        retried = store.bulk_retry_from_dlq(kind="b")  # a kind alone is filter enough
+        assert [job.id for job in retried] == ids[("d1", "b")]
+        retried = store.bulk_retry_from_dlq(queue="d1")  # oldest first
+        assert [job.id for job in retried] == ids[("d1", "a")]
+        assert store.purge_dlq(kind="b") == 0
+        assert store.purge_dlq(kind="a") == 1
+        assert store.list_dlq() == []
+
+    def test_dead_lettering_one_job_moves_no_other_failed_job(self, store: ClaimStore) -> None:
+        store.set_dlq_enabled("dead", True)
+        store.insert([NewJob(kind="k", queue="kept"), NewJob(kind="k", queue="dead")])
+        kept, dead = _claim_one(store, "kept"), _claim_one(store, "dead")
+        _finish(store, kept.lease, Fail("x", terminal=True))
+        _finish(store, dead.lease, Fail("x", terminal=True))
+        assert [entry.job.id for entry in store.list_dlq()] == [dead.id]
+        assert store.list_jobs(state=JobState.FAILED) == [store.get_job(kept.id)]
+
     def test_dlq_job_lives_in_exactly_one_home(self, store: ClaimStore) -> None:
         store.set_dlq_enabled("d", True)
         _one(store, queue="d")
@@ -64,8 +116,11 @@ class DlqContract(StoreFixtures):
         _one(store, queue="d", max_attempts=1)
         job = _claim_one(store, "d")
         _finish(store, job.lease, Fail("boom"))
+        clock.advance(60)
         retried = store.retry_from_dlq(job.id)
         assert retried.state is JobState.AVAILABLE
+        assert (retried.run_at, retried.finalized_at) == (clock.now(), None)
+        assert store.get_job(job.id) == retried
         assert (retried.attempt, retried.run_lease) == (0, 1)
         assert [e.error for e in retried.errors] == ["boom"]
         assert store.list_dlq(queue="d") == []

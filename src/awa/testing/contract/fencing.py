@@ -67,6 +67,39 @@ class FencingContract(StoreFixtures):
         assert isinstance(results[2], Applied)
         assert store.get_job(b.id).state is JobState.RUNNING
 
+    def test_a_batch_naming_one_attempt_twice_applies_it_as_if_one_by_one(
+        self, store: ClaimStore
+    ) -> None:
+        store.set_dlq_enabled("dead", True)
+        store.insert([NewJob(kind="k"), NewJob(kind="k", queue="dead")])
+        job, doomed = _claim_one(store), _claim_one(store, "dead")
+        results = store.finish(
+            [
+                Finish(job.lease, Fail("ValueError: first")),
+                Finish(job.lease, Complete()),
+                Finish(doomed.lease, Fail("TerminalError: x", terminal=True)),
+                Finish(doomed.lease, Complete()),
+            ]
+        )
+        assert isinstance(results[0], Applied)
+        assert results[1] == Stale(job.lease, StaleReason.STATE_CHANGED)
+        assert isinstance(results[2], Applied)
+        assert results[3] == Stale(doomed.lease, StaleReason.NOT_FOUND)  # dead-lettered just now
+        assert store.get_job(job.id).state is JobState.RETRYABLE
+        assert store.get_dlq_entry(doomed.id) is not None
+
+    def test_a_heartbeat_batch_naming_one_attempt_twice_applies_both(
+        self, store: ClaimStore
+    ) -> None:
+        _one(store)
+        job = _claim_one(store)
+        first, second = store.heartbeat(
+            [Heartbeat(job.lease, progress={"step": 1}), Heartbeat(job.lease, progress={"step": 2})]
+        )
+        assert isinstance(first, Applied)
+        assert isinstance(second, Applied)
+        assert store.get_job(job.id).progress == {"step": 2}
+
     def test_late_finish_after_rescue_changes_nothing(
         self, store: ClaimStore, clock: ManualClock
     ) -> None:

@@ -13,8 +13,15 @@ from datetime import timedelta
 import pytest
 
 from awa.adapters.memory import ManualClock
-from awa.domain import ResumeCallback
-from awa.ports import CallbackResolved, CancelRequested, ClaimStore, JobsAvailable, Listens
+from awa.domain import Complete, Fail, NewJob, ResumeCallback, RetryAfter, Schedule
+from awa.ports import (
+    CallbackResolved,
+    CancelRequested,
+    ClaimStore,
+    Finish,
+    JobsAvailable,
+    Listens,
+)
 from awa.testing.contract._helpers import StoreFixtures, _claim_one, _Events, _one, _park
 
 __all__ = ["HintContract"]
@@ -44,6 +51,44 @@ class HintContract(StoreFixtures):
         finally:
             unsubscribe()
 
+    def test_a_fire_announces_its_job(
+        self, store: ClaimStore, hints: Listens, clock: ManualClock
+    ) -> None:
+        tick = Schedule(name="tick", cron="* * * * *", job=NewJob(kind="t", queue="fired"))
+        store.register_schedules([tick])
+        clock.advance(60)
+        [plan] = store.plan_fires().plans
+        events = _Events()
+        unsubscribe = hints.subscribe(events)
+        try:
+            store.fire(plan)
+            assert events.wait_for(JobsAvailable("fired"))
+        finally:
+            unsubscribe()
+
+    def test_only_work_that_became_runnable_is_announced(
+        self, store: ClaimStore, hints: Listens, clock: ManualClock
+    ) -> None:
+        events = _Events()
+        unsubscribe = hints.subscribe(events)
+        try:
+            store.insert([NewJob(kind="k", queue="later", run_at=clock.now() + timedelta(hours=1))])
+            store.insert([NewJob(kind="k", queue="once") for _ in range(3)])
+            done, failed, retried = store.claim("once", limit=3)
+            store.finish(
+                [
+                    Finish(done.lease, Complete()),
+                    Finish(failed.lease, Fail("x", terminal=True)),
+                    Finish(retried.lease, RetryAfter(60)),
+                ]
+            )
+            _one(store, queue="marker")  # announced after everything above
+            assert events.wait_for(JobsAvailable("marker"))
+            assert events.seen.count(JobsAvailable("once")) == 1, events.seen
+            assert JobsAvailable("later") not in events.seen, "nothing runnable there yet"
+        finally:
+            unsubscribe()
+
     def test_cancel_of_a_running_attempt_tells_its_worker(
         self, store: ClaimStore, hints: Listens
     ) -> None:
@@ -54,6 +99,25 @@ class HintContract(StoreFixtures):
             job = _claim_one(store)
             store.cancel(job.id)
             assert events.wait_for(CancelRequested(job.lease))
+        finally:
+            unsubscribe()
+
+    def test_cancel_of_a_job_nobody_runs_tells_no_worker(
+        self, store: ClaimStore, hints: Listens, clock: ManualClock
+    ) -> None:
+        events = _Events()
+        unsubscribe = hints.subscribe(events)
+        try:
+            waiting = _one(store, queue="idle")
+            later = _one(store, queue="idle", run_at=clock.now() + timedelta(seconds=60))
+            store.cancel(waiting.id)
+            store.cancel(later.id)
+            _one(store, queue="busy")
+            running = _claim_one(store, "busy")
+            store.cancel(running.id)  # a hint that comes after the ones that must not
+            assert events.wait_for(CancelRequested(running.lease))
+            cancels = [e for e in events.seen if isinstance(e, CancelRequested)]
+            assert cancels == [CancelRequested(running.lease)]
         finally:
             unsubscribe()
 

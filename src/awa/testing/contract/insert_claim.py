@@ -13,7 +13,7 @@ import pytest
 
 from awa.adapters.memory import ManualClock
 from awa.domain import JobState, NewJob, RetryAfter, ValidationError
-from awa.ports import Applied, ClaimStore
+from awa.ports import BATCH_SIZE_MAX, Applied, ClaimStore
 from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _one
 
 __all__ = ["InsertClaimContract"]
@@ -46,6 +46,11 @@ class InsertClaimContract(StoreFixtures):
         assert got.args == args
         assert got.tags == ("it's", "--x")
         assert got.metadata == {"k": '"quoted"'}
+
+    def test_a_batch_of_the_largest_size_is_taken(self, store: ClaimStore) -> None:
+        created = store.insert([NewJob(kind="k", queue="full")] * BATCH_SIZE_MAX)
+        assert len(created) == BATCH_SIZE_MAX
+        assert len(store.claim("full", limit=BATCH_SIZE_MAX)) == BATCH_SIZE_MAX
 
     def test_insert_rejects_values_that_are_not_new_jobs(self, store: ClaimStore) -> None:
         with pytest.raises(ValidationError):
@@ -103,16 +108,19 @@ class InsertClaimContract(StoreFixtures):
         assert len(seen) == 200
         assert len(set(seen)) == 200
 
+    @pytest.mark.parametrize("aging_s", [0.0, 30.0], ids=["plain", "aged"])
     def test_claim_takes_due_scheduled_and_retryable_jobs_directly(
-        self, store: ClaimStore, clock: ManualClock
+        self, store: ClaimStore, clock: ManualClock, aging_s: float
     ) -> None:
+        _one(store, kind="busy")
+        _claim_one(store)  # the oldest job, still running: never claimed again
         scheduled = _one(store, run_at=clock.now() + timedelta(seconds=10))
         _one(store, kind="retry_me")
         running = _claim_one(store)
         assert isinstance(_finish(store, running.lease, RetryAfter(5)), Applied)
-        assert store.claim("default", limit=10) == []
+        assert store.claim("default", limit=10, priority_aging_s=aging_s) == []
         clock.advance(10)
-        claimed = store.claim("default", limit=10)
+        claimed = store.claim("default", limit=2, priority_aging_s=aging_s)
         assert {j.id for j in claimed} == {scheduled.id, running.id}
         assert all(j.state is JobState.RUNNING for j in claimed)
 
@@ -153,6 +161,35 @@ class InsertClaimContract(StoreFixtures):
         assert order == ["ancient", "urgent"]  # both 1: the older one first
         store.insert([NewJob(kind="a", priority=4), NewJob(kind="b", priority=1)])
         assert [j.kind for j in store.claim("default", limit=2, priority_aging_s=0)] == ["b", "a"]
+
+    def test_priority_aging_counts_whole_steps_and_stops_at_the_highest_priority(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        def order(older: int, gap_s: float, newer: int, wait_s: float) -> list[str]:
+            store.insert([NewJob(kind="older", priority=older)])
+            clock.advance(gap_s)
+            store.insert([NewJob(kind="newer", priority=newer)])
+            clock.advance(wait_s)
+            return [j.kind for j in store.claim("default", limit=2, priority_aging_s=100)]
+
+        # exactly one step waited counts: both at priority 1, so the older goes first
+        assert order(2, 50, 1, 50) == ["older", "newer"]
+        # only whole steps count: 2 steps and 1.9 steps both leave priority 2
+        assert order(4, 10, 3, 190) == ["older", "newer"]
+        # never past the highest: 4 - 6 steps and 1 - 5 steps are both priority 1
+        assert order(4, 100, 1, 500) == ["older", "newer"]
+
+    def test_priority_aging_takes_the_oldest_of_a_priority_and_respects_a_pause(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        first, *_ = store.insert([NewJob(kind="k", priority=2) for _ in range(3)])
+        clock.advance(1)
+        store.insert([NewJob(kind="k", priority=2) for _ in range(3)])
+        store.pause_queue("other")  # another queue's pause stops nobody here
+        [claimed] = store.claim("default", limit=1, priority_aging_s=60)
+        assert claimed.id == first.id
+        store.pause_queue("default")
+        assert store.claim("default", limit=5, priority_aging_s=60) == []
 
     def test_priority_aging_looks_past_the_first_jobs_of_each_priority(
         self, store: ClaimStore, clock: ManualClock

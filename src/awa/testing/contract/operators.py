@@ -7,8 +7,8 @@ import pytest
 
 from awa.adapters.memory import ManualClock
 from awa.domain import Fail, IllegalTransition, JobNotFound, JobState, NewJob, ValidationError
-from awa.ports import ClaimStore
-from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish
+from awa.ports import BATCH_SIZE_MAX, ClaimStore
+from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _one
 from awa.testing.scenarios import drive_to
 
 __all__ = ["OperatorContract"]
@@ -49,7 +49,9 @@ class OperatorContract(StoreFixtures):
         self, store: ClaimStore, clock: ManualClock
     ) -> None:
         driven = drive_to(store, clock, JobState.FAILED)
+        clock.advance(90)
         retried = store.retry(driven.job.id)
+        assert retried.run_at == clock.now(), "queued behind the jobs already waiting"
         assert retried.state is JobState.AVAILABLE
         assert retried.attempt == 0
         assert retried.run_lease == driven.job.run_lease
@@ -114,6 +116,28 @@ class OperatorContract(StoreFixtures):
         rest = store.list_jobs(tag="x", limit=2, before_id=first[-1].id)
         assert [j.id for j in rest] == newest_first[4::2]
 
+    def test_queue_stats_are_per_queue(self, store: ClaimStore, clock: ManualClock) -> None:
+        store.set_dlq_enabled("left", True)
+        store.set_dlq_enabled("right", True)
+        first = _one(store, queue="left")
+        clock.advance(5)
+        _one(store, queue="left")
+        for queue in ("right", "right"):
+            _one(store, queue=queue)
+        _finish(store, _claim_one(store, "right").lease, Fail("x", terminal=True))
+        _claim_one(store, "right")
+        _one(store, queue="plain")  # a queue nobody configured
+        listed = store.queue_stats()
+        assert [s.queue for s in listed] == sorted(s.queue for s in listed)
+        stats = {s.queue: s for s in listed}
+        left, right = stats["left"], stats["right"]
+        assert (stats["plain"].paused, stats["plain"].dlq_enabled) == (False, False)
+        assert (left.counts[JobState.AVAILABLE], left.counts[JobState.RUNNING]) == (2, 0)
+        assert (right.counts[JobState.AVAILABLE], right.counts[JobState.RUNNING]) == (0, 1)
+        assert (left.dlq_depth, right.dlq_depth) == (0, 1)
+        assert left.oldest_available_at == first.run_at
+        assert right.oldest_available_at is None
+
     def test_queue_stats_count_states_dlq_and_pause(self, store: ClaimStore) -> None:
         store.set_dlq_enabled("stats", True)
         store.insert([NewJob(kind="k", queue="stats") for _ in range(3)])
@@ -157,6 +181,19 @@ class OperatorContract(StoreFixtures):
         assert store.discard_failed(all=True) == 1
         with pytest.raises(JobNotFound):
             store.get_job(b)
+
+    def test_discard_failed_by_kind_keeps_other_kinds(self, store: ClaimStore) -> None:
+        a, b = self._failed(store, ("q1", "a"), ("q1", "b"))
+        assert store.discard_failed(kind="b") == 1
+        assert store.get_job(a).state is JobState.FAILED
+        with pytest.raises(JobNotFound):
+            store.get_job(b)
+
+    def test_drain_queue_goes_on_past_a_full_batch(self, store: ClaimStore) -> None:
+        for size in (BATCH_SIZE_MAX, 1):  # the bulk verbs work one full batch at a time
+            store.insert([NewJob(kind="k", queue="big") for _ in range(size)])
+        assert store.drain_queue("big") == BATCH_SIZE_MAX + 1
+        assert store.count_jobs(state=JobState.CANCELLED) == BATCH_SIZE_MAX + 1
 
     def test_drain_queue_cancels_every_job_no_attempt_is_running(
         self, store: ClaimStore, clock: ManualClock

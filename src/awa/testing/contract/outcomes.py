@@ -8,9 +8,21 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+
 from awa.adapters.memory import ManualClock
-from awa.domain import Cancel, Complete, Fail, JobState, RetryAfter, Snooze
+from awa.domain import (
+    Cancel,
+    Complete,
+    Fail,
+    JobState,
+    Outcome,
+    RetryAfter,
+    Snooze,
+    WaitForCallback,
+)
 from awa.domain.backoff import BACKOFF_MAX_S
+from awa.domain.values import CallbackToken
 from awa.ports import Applied, ClaimStore, Finish, Heartbeat
 from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _one
 
@@ -108,15 +120,49 @@ class OutcomeContract(StoreFixtures):
             assert got.attempt == 0
             assert got.errors == ()
             assert got.run_at == clock.now() + timedelta(seconds=30)
+            assert (got.deadline_at, got.finalized_at) == (None, None)
             clock.advance(30)
         assert got.run_lease == 5
 
-    def test_handler_cancel_records_reason_and_never_dead_letters(self, store: ClaimStore) -> None:
+    def test_handler_cancel_records_reason_and_never_dead_letters(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
         store.set_dlq_enabled("default", True)
         _one(store)
         job = _claim_one(store)
+        clock.advance(2)
         _finish(store, job.lease, Cancel("customer deleted"))
         got = store.get_job(job.id)
         assert got.state is JobState.CANCELLED
         assert got.errors[-1].error == "customer deleted"
+        assert (got.finalized_at, got.deadline_at) == (clock.now(), None)
         assert store.list_dlq(queue="default") == []
+
+    @pytest.mark.parametrize(
+        "kind", ["snooze", "cancel", "wait", "fail", "retry_after", "terminal", "complete"]
+    )
+    def test_progress_and_metadata_sent_with_an_outcome_are_kept(
+        self, store: ClaimStore, kind: str
+    ) -> None:
+        _one(store, metadata={"kept": 1}, max_attempts=3)
+        job = _claim_one(store)
+        registered = store.register_callback(job.lease)
+        assert isinstance(registered, Applied)
+        token = CallbackToken(registered.job.callback_id or "", job.lease, job.run_at)
+        outcomes: dict[str, Outcome] = {
+            "snooze": Snooze(10),
+            "cancel": Cancel("stop"),
+            "wait": WaitForCallback(token),
+            "fail": Fail("ValueError: x"),
+            "retry_after": RetryAfter(10),
+            "terminal": Fail("TerminalError: x", terminal=True),
+            "complete": Complete(),
+        }
+        finish = Finish(job.lease, outcomes[kind], progress={"percent": 60}, metadata={"new": 2})
+        [result] = store.finish([finish])
+        assert isinstance(result, Applied)
+        got = store.get_job(job.id)
+        assert got == result.job
+        assert got.metadata == {"kept": 1, "new": 2}
+        # a completed job has no progress left to show; every other outcome keeps the last
+        assert got.progress == (None if kind == "complete" else {"percent": 60})

@@ -62,6 +62,27 @@ class PeriodicContract(StoreFixtures):
         assert retimed.next_fire_at == _at(clock, 15)  # new timing: from now on
         assert store.list_schedules()[0] == retimed
 
+    def test_a_schedule_changed_in_every_field_is_stored_as_changed(
+        self, store: ClaimStore
+    ) -> None:
+        store.register_schedules([_schedule()])
+        job = NewJob(
+            kind="tock",
+            queue="other",
+            args={"n": 2},
+            priority=3,
+            max_attempts=4,
+            tags=("t",),
+            metadata={"m": 1},
+            unique=Unique(by_queue=True),
+        )
+        changed = _schedule(
+            cron="*/5 * * * *", timezone="Europe/Paris", missed_fire_policy="catch_up", job=job
+        )
+        [record] = store.register_schedules([changed])
+        assert record.schedule == changed
+        assert store.list_schedules() == [record]
+
     def test_a_due_fire_is_planned_and_enqueued_with_its_fire_time(
         self, store: ClaimStore, clock: ManualClock
     ) -> None:
@@ -86,7 +107,37 @@ class PeriodicContract(StoreFixtures):
         }
         [record] = store.list_schedules()
         assert (record.last_fire_at, record.next_fire_at) == (_at(clock, 1), _at(clock, 2))
+        assert record.updated_at == clock.now()  # the fire moved it on
         assert store.plan_fires().plans == []
+
+    def test_a_round_says_more_may_be_due_only_when_its_limit_cut_it_short(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        store.register_schedules([_schedule("a"), _schedule("b"), _schedule("c", "0 * * * *")])
+        assert store.plan_fires().next_fire_at == _at(clock, 1)  # the earliest of them
+        clock.set(_at(clock, 1))  # a and b are due, c only on the hour
+
+        def planned(limit: int) -> tuple[int, bool]:
+            found = store.plan_fires(limit=limit)
+            return len(found.plans), found.more
+
+        assert planned(1) == (1, True)
+        assert planned(2) == (2, True)  # the limit was reached by due ones: maybe more
+        assert planned(3) == (2, False)  # c is not due, so nothing after it is
+        clock.set(_at(clock, 60))
+        assert planned(5) == (3, False)  # all due, and fewer than the limit
+
+    def test_a_plan_with_a_job_missing_for_a_fire_is_refused(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        store.register_schedules([_schedule()])
+        clock.set(_at(clock, 1))
+        [plan] = store.plan_fires().plans
+        with pytest.raises(ValidationError, match="one job per fire"):
+            store.fire(attrs.evolve(plan, jobs=()))
+        with pytest.raises(ValidationError, match="at least one fire"):
+            store.fire(attrs.evolve(plan, fires=(), jobs=()))
+        assert store.list_jobs() == []
 
     def test_a_stale_plan_enqueues_nothing(self, store: ClaimStore, clock: ManualClock) -> None:
         """Two leaders planned the same fire: the compare-and-set lets exactly one through."""

@@ -9,9 +9,9 @@ from datetime import timedelta
 import pytest
 
 from awa.adapters.memory import ManualClock
-from awa.domain import NewJob
+from awa.domain import NewJob, RetryAfter
 from awa.ports import ClaimStore, TracksWorkers, UnhandledKind
-from awa.testing.contract._helpers import StoreFixtures, _claim_one
+from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish
 
 __all__ = ["PresenceContract"]
 
@@ -67,6 +67,23 @@ class PresenceContract(StoreFixtures):
         assert presence.unhandled_kinds() == []
         presence.forget_worker("w2")
         assert [u.kind for u in presence.unhandled_kinds()] == ["report"]
+
+    def test_one_workers_record_leaves_another_live_worker_in_place(
+        self, store: ClaimStore, presence: TracksWorkers
+    ) -> None:
+        store.insert([NewJob(kind="a"), NewJob(kind="b")])
+        presence.record_worker("w1", {"default": ["a"]}, ttl_s=30)
+        presence.record_worker("w2", {"default": ["b"]}, ttl_s=30)
+        assert presence.unhandled_kinds() == []
+
+    def test_a_due_retry_waits_for_a_handler_too(
+        self, store: ClaimStore, presence: TracksWorkers, clock: ManualClock
+    ) -> None:
+        store.insert([NewJob(kind="flaky")])
+        _finish(store, _claim_one(store).lease, RetryAfter(5))
+        assert presence.unhandled_kinds() == []  # not due yet
+        clock.advance(5)
+        assert [u.kind for u in presence.unhandled_kinds()] == ["flaky"]
 
     def test_a_new_record_replaces_the_workers_old_one(
         self, store: ClaimStore, presence: TracksWorkers

@@ -55,6 +55,13 @@ class QueueSettingsContract(StoreFixtures):
         store.set_dlq_enabled("mail", False)
         assert _stats(store, "mail") == (False, False, 60.0, 120.0)
 
+    def test_a_queue_first_configured_with_a_retention_only_keeps_its_dlq_off(
+        self, store: ClaimStore
+    ) -> None:
+        settings = store.configure_queue("fresh", finished_retention_s=60)
+        assert settings == QueueSettings("fresh", False, False, 60.0, None)
+        assert _stats(store, "fresh") == (False, False, 60.0, None)
+
     def test_a_queue_never_configured_has_the_defaults(self, store: ClaimStore) -> None:
         store.insert([NewJob(kind="k", queue="plain")])
         assert _stats(store, "plain") == (False, False, None, None)
@@ -100,6 +107,26 @@ class QueueSettingsContract(StoreFixtures):
             store.get_job(first)
         assert store.get_job(second).id == second
         assert store.delete_finished(older_than_s=3600, limit=1) == 1
+
+    def test_a_queue_keeps_what_is_exactly_as_old_as_its_own_retention(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        # "brief" makes the store's latest cutoff later than "long"'s own: "long" is still
+        # held to exactly its retention, not to the latest cutoff nor one instant short of it
+        store.configure_queue("brief", finished_retention_s=10, dlq_retention_s=10)
+        store.configure_queue(
+            "long", dlq_enabled=True, finished_retention_s=100, dlq_retention_s=100
+        )
+        done = _finished(store, "long")
+        _finished(store, "long", Fail("x", terminal=True))
+        clock.advance(100)
+        assert store.delete_finished(older_than_s=1000) == 0
+        assert store.expire_dlq(older_than_s=1000) == 0
+        clock.advance(0.000001)
+        assert store.delete_finished(older_than_s=1000) == 1
+        assert store.expire_dlq(older_than_s=1000) == 1
+        with pytest.raises(JobNotFound):
+            store.get_job(done)
 
     def test_expire_dlq_holds_each_queue_to_its_own_retention(
         self, store: ClaimStore, clock: ManualClock

@@ -102,6 +102,7 @@ FAILED: Any = Given.FAILED_JOB
 TOO_MANY = BATCH_SIZE_MAX + 1
 UNKNOWN_CALLBACK = "no-such-callback"
 BAD_LEASE = Lease("1; --", 1)  # type: ignore[arg-type]
+BOOL_LEASE = Lease(1, True)
 
 LIST = "as a list"
 LIMIT = "limit must be"
@@ -164,6 +165,7 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("heartbeat", "NUL in progress", NUL, [Heartbeat(LIVE, progress={"p": "\x00"})]),
     _row("heartbeat", "progress not an object", "JSON object", [Heartbeat(LIVE, progress=[1])]),  # type: ignore[arg-type]
     _row("heartbeat", "lease job id not an integer", "lease", [Heartbeat(BAD_LEASE)]),
+    _row("heartbeat", "lease run_lease a bool", "run_lease is an integer", [Heartbeat(BOOL_LEASE)]),
     _row(
         "heartbeat",
         "good beat beside a bad one",
@@ -187,6 +189,7 @@ REFUSALS: tuple[Refusal, ...] = (
         [Finish(LIVE, Complete(), progress={"p": float("nan")})],
     ),
     _row("finish", "outcome a string", "outcome", [Finish(LIVE, "done")]),  # type: ignore[arg-type]
+    _row("finish", "lease job id not an integer", "lease", [Finish(BAD_LEASE, Complete())]),
     _row(
         "finish",
         "good finish beside a bad one",
@@ -239,6 +242,25 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("record_worker", "bad queue", QUEUE, "w", {"NO": ["k"]}, ttl_s=15, capability=TW),
     _row("record_worker", "bad kind", KIND, "w", {"q": ["1 k"]}, ttl_s=15, capability=TW),
     _row("record_worker", "ttl 0", TTL, "w", {"q": ["k"]}, ttl_s=0, capability=TW),
+    _row("record_worker", "kinds a set", LIST, "w", {"q": {"k"}}, ttl_s=15, capability=TW),
+    _row(
+        "record_worker",
+        "too many queues",
+        "at most 1000 queues",
+        "w",
+        {f"q{n}": ["k"] for n in range(1001)},
+        ttl_s=15,
+        capability=TW,
+    ),
+    _row(
+        "record_worker",
+        "too many kinds",
+        "at most 10000 kinds",
+        "w",
+        {"q": [f"k{n}" for n in range(10_001)]},
+        ttl_s=15,
+        capability=TW,
+    ),
     _row("forget_worker", "owner None", LEADER, None, capability=TW),
     # -- subscribe ---------------------------------------------------------------------------
     _row("subscribe", "listener not callable", "callable", None, capability=Listens),

@@ -8,6 +8,8 @@ after ``max_attempts`` with its reason).
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from awa.adapters.memory import ManualClock
@@ -33,6 +35,7 @@ class RescueContract(StoreFixtures):
         assert rescued.cause is RescueCause.HEARTBEAT_STALE
         assert rescued.job.state is JobState.RETRYABLE
         assert rescued.job.errors[-1].error == "heartbeat stale: worker presumed dead"
+        assert rescued.job.errors[-1].terminal is False
         clock.set(rescued.job.run_at)
         second = _claim_one(store)
         assert second.id == first.id
@@ -60,12 +63,87 @@ class RescueContract(StoreFixtures):
             assert store.rescue(staleness_s=STALENESS_S) == []
         assert store.get_job(job.id).state is JobState.RUNNING
 
+    def test_rescue_waits_until_just_past_the_staleness_limit(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        _one(store)
+        job = _claim_one(store, deadline_duration_s=0)
+        clock.advance(STALENESS_S)  # exactly as old as allowed: still alive
+        assert store.rescue(staleness_s=STALENESS_S) == []
+        clock.advance(0.000001)
+        [rescued] = store.rescue(staleness_s=STALENESS_S)
+        assert (rescued.job.id, rescued.cause) == (job.id, RescueCause.HEARTBEAT_STALE)
+
+    def test_rescue_waits_until_just_past_the_deadline(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        _one(store)
+        job = _claim_one(store, deadline_duration_s=60)
+        clock.advance(60)  # the deadline itself: not yet exceeded
+        store.heartbeat([Heartbeat(job.lease)])
+        assert store.rescue(staleness_s=STALENESS_S) == []
+        clock.advance(0.000001)
+        [rescued] = store.rescue(staleness_s=STALENESS_S)
+        assert rescued.cause is RescueCause.DEADLINE_EXCEEDED
+
+    def test_rescue_waits_until_just_past_the_callback_timeout(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        _one(store)
+        job = _claim_one(store, deadline_duration_s=0)
+        _park(store, job, timeout_s=30)
+        clock.advance(30)
+        assert store.rescue(staleness_s=STALENESS_S) == []
+        clock.advance(0.000001)
+        [rescued] = store.rescue(staleness_s=STALENESS_S)
+        assert rescued.cause is RescueCause.CALLBACK_TIMEOUT
+
+    def test_a_rescued_attempt_leaves_no_deadline_or_callback_behind(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        store.set_dlq_enabled("dead", True)
+        _one(store, max_attempts=2)
+        _one(store, queue="dead", max_attempts=1)
+        retried, failed = _claim_one(store), _claim_one(store, "dead")
+        _park(store, retried, timeout_s=10)
+        _park(store, failed, timeout_s=10)
+        clock.advance(11)
+        by_id = {r.job.id: r for r in store.rescue(staleness_s=STALENESS_S)}
+        again, dead = by_id[retried.id], by_id[failed.id]
+        assert (again.job.state, again.dead_lettered) == (JobState.RETRYABLE, False)
+        assert (dead.job.state, dead.dead_lettered) == (JobState.FAILED, True)
+        assert dead.job.finalized_at == clock.now()
+        assert again.job.finalized_at is None
+        assert clock.now() + timedelta(seconds=2) <= again.job.run_at
+        for rescued in (again, dead):
+            job = rescued.job
+            assert (job.deadline_at, job.callback_id, job.callback_timeout_at) == (None, None, None)
+            assert store.get_job(job.id) == job
+        entry = store.get_dlq_entry(failed.id)
+        assert entry is not None
+        assert (entry.reason, entry.job) == (DlqReason.CALLBACK_TIMEOUT.value, dead.job)
+
+    def test_a_running_attempt_is_not_rescued_for_its_callback_timeout(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        _one(store)
+        job = _claim_one(store)
+        registered = store.register_callback(job.lease, timeout_s=10)
+        assert isinstance(registered, Applied)
+        clock.advance(30)  # the callback timed out, but the handler never parked: it is alive
+        store.heartbeat([Heartbeat(job.lease)])
+        assert store.rescue(staleness_s=STALENESS_S) == []
+        assert store.get_job(job.id).state is JobState.RUNNING
+
     def test_rescue_is_bounded_per_call(self, store: ClaimStore, clock: ManualClock) -> None:
         store.insert([NewJob(kind="k") for _ in range(5)])
         store.claim("default", limit=5)
         clock.advance(STALENESS_S + 1)
-        assert len(store.rescue(staleness_s=STALENESS_S, limit=2)) == 2
-        assert len(store.rescue(staleness_s=STALENESS_S, limit=10)) == 3
+        first = store.rescue(staleness_s=STALENESS_S, limit=2)
+        rest = store.rescue(staleness_s=STALENESS_S, limit=10)
+        ids = [r.job.id for r in (*first, *rest)]
+        assert (len(first), len(rest)) == (2, 3)
+        assert ids == sorted(ids), "in id order, so every store draws the same jitter"
         assert store.rescue(staleness_s=STALENESS_S) == []
 
     @pytest.mark.parametrize(
@@ -138,6 +216,7 @@ class RescueContract(StoreFixtures):
     ) -> None:
         _one(store, max_attempts=3)
         job = _claim_one(store)
+        clock.advance(12)  # it ran a while before its worker shut down
         [result] = store.release([job.lease])
         assert isinstance(result, Applied)
         released = result.job
@@ -147,6 +226,11 @@ class RescueContract(StoreFixtures):
             clock.now(),
         )
         assert released.errors[-1].error == "worker shut down before the attempt finished"
+        assert (released.deadline_at, released.callback_id, released.finalized_at) == (
+            None,
+            None,
+            None,
+        )
         again = _claim_one(store)  # due at once: no backoff
         assert (again.id, again.attempt, again.run_lease) == (job.id, 2, 2)
 
@@ -159,6 +243,7 @@ class RescueContract(StoreFixtures):
         [result] = store.release([job.lease])
         assert isinstance(result, Applied)
         assert result.job.state is JobState.FAILED
+        assert result.job.finalized_at is not None
         entry = store.get_dlq_entry(job.id)
         assert entry is not None
         assert entry.reason == DlqReason.WORKER_SHUTDOWN.value == "worker_shutdown"

@@ -87,6 +87,27 @@ class SummaryContract(StoreFixtures):
         assert stats is not None
         assert stats.counts[JobState.COMPLETED] == 2
 
+    def test_the_window_leaves_out_its_first_instant_and_takes_in_now(
+        self, store: ClaimStore, summarizing: SummarizesQueues, clock: ManualClock
+    ) -> None:
+        store.set_dlq_enabled("d", True)
+        store.insert([NewJob(kind="k", queue=q) for q in ("w", "w", "d", "d")])
+        for wait_s in (60, 0):  # one of each exactly 60 s before the summary, one at its moment
+            _finish(store, _claim_one(store, "w").lease, Complete())
+            _finish(store, _claim_one(store, "d").lease, Fail("no", terminal=True))
+            clock.advance(wait_s)
+        summary = summarizing.summarize_queues(window_s=60)
+        assert summary.ended["w"][JobState.COMPLETED] == 1
+        [group] = summary.dlq
+        assert (group.count, group.ended) == (2, 1)
+        store.insert([NewJob(kind="k", queue="d")])
+        _finish(store, _claim_one(store, "d").lease, Fail("no", terminal=True))
+        again = summarizing.summarize_queues(window_s=30)
+        kept = summarizing.queue_summary()  # the new count replaced the old one
+        assert kept is not None
+        assert (kept.window_s, kept.dlq) == (30, again.dlq)
+        assert kept.dlq[0].count == 3
+
     def test_summary_stays_as_counted_but_settings_are_read_now(
         self, store: ClaimStore, summarizing: SummarizesQueues, clock: ManualClock
     ) -> None:

@@ -88,6 +88,17 @@ class UniqueContract(StoreFixtures):
         assert second == first
         assert len(store.list_jobs()) == 2
 
+    def test_a_repeat_within_one_insert_beside_plain_jobs_and_stored_ones(
+        self, store: ClaimStore
+    ) -> None:
+        store.insert([NewJob(kind="stored"), NewJob(kind="stored")])
+        first, plain, other, again = store.insert(
+            [_report(), NewJob(kind="x"), NewJob(kind="x"), _report()], on_conflict="skip"
+        )
+        assert again == first
+        assert len({first.id, plain.id, other.id}) == 3  # jobs without a key never repeat
+        assert len(store.list_jobs()) == 5
+
     def test_what_makes_a_duplicate(self, store: ClaimStore) -> None:
         by_to = Unique(by_args=["to"])
         per_queue = Unique(by_args=False, by_queue=True)
@@ -200,6 +211,18 @@ class UniqueContract(StoreFixtures):
         with pytest.raises(UniqueConflict):  # cancelled is in "always": it still holds
             store.retry_from_dlq(dead[0])
 
+    def test_one_bulk_retry_gives_a_key_back_to_one_dead_letter_only(
+        self, store: ClaimStore
+    ) -> None:
+        store.set_dlq_enabled("d", True)
+        store.insert([_report(queue="d")])
+        first = _fail(store, "d")
+        store.insert([_report(queue="d")])  # the key is free: its holder was dead-lettered
+        second = _fail(store, "d")
+        retried = store.bulk_retry_from_dlq(queue="d")
+        assert [j.id for j in retried] == [first], "the second would hold the first's key"
+        assert [e.job.id for e in store.list_dlq(queue="d")] == [second]
+
     def test_retry_failed_skips_a_job_whose_key_is_held(self, store: ClaimStore) -> None:
         store.insert([_report(1), _report(2), _report(1, queue="other")], on_conflict="skip")
         first, second = _fail(store), _fail(store)
@@ -207,6 +230,15 @@ class UniqueContract(StoreFixtures):
         retried = store.retry_failed(queue="default")
         assert [j.id for j in retried] == [second]
         assert store.get_job(first).state is JobState.FAILED
+
+    def test_cancel_by_a_period_key_finds_the_holder_of_the_current_period(
+        self, store: ClaimStore
+    ) -> None:
+        hourly = Unique(period=3600)
+        [holder] = store.insert([_report(unique=hourly)])
+        cancelled = store.cancel_by_unique_key(_report(unique=hourly))  # no run_at: now
+        assert cancelled is not None
+        assert (cancelled.id, cancelled.state) == (holder.id, JobState.CANCELLED)
 
     def test_cancel_by_unique_key_cancels_the_holder(self, store: ClaimStore) -> None:
         assert store.cancel_by_unique_key(_report()) is None

@@ -51,6 +51,7 @@ from awa.ports import (
     Stale,
     WriteResult,
 )
+from awa.testing.laws import field_disagreements
 from awa.testing.simulation.scheduling import fire_of, unique_violations
 
 __all__ = ["RecordingStore", "expected_dlq_reason"]
@@ -106,6 +107,8 @@ class RecordingStore:
             )
         if job.attempt > job.max_attempts:
             self.violation(f"job {job.id} attempt {job.attempt} > max_attempts {job.max_attempts}")
+        for problem in field_disagreements(job):
+            self.violation(problem)
 
     def _reset(self, job: Job) -> None:
         model = self.models.setdefault(job.id, _Model())

@@ -53,6 +53,7 @@ from awa.runtime.config import QueueConfig, RuntimeConfig
 from awa.runtime.periodic import PeriodicService
 from awa.runtime.registry import TaskRegistry
 from awa.runtime.runtime import Runtime
+from awa.testing.laws import field_disagreements
 from awa.testing.simulation.recorder import RecordingStore, expected_dlq_reason
 from awa.testing.simulation.scheduling import (
     SCHEDULES,
@@ -257,6 +258,9 @@ class Simulation:
 
     # -- the handler every process runs ----------------------------------------------------------
     async def _handle(self, job: awa.Job[dict[str, Any]]) -> object:
+        # what a real handler reports as it goes, carried by heartbeats and the outcome
+        job.set_progress(50, "halfway")
+        job.update_metadata({"last_attempt": job.attempt})
         gate: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self.gates[job.lease] = gate
         if not self.calm and self.rng.random() < self.faults.hang_rate:
@@ -638,6 +642,9 @@ class Simulation:
         missing = set(self.store.models) - jobs.keys() - entries.keys()
         for job_id in sorted(missing):
             self.store.violation(f"job {job_id} was lost")
+        for job in (*jobs.values(), *(entry.job for entry in entries.values())):
+            for problem in field_disagreements(job):
+                self.store.violation(problem)
         for job in jobs.values():
             final[job.state.value] += 1
             if not job.state.is_terminal:
@@ -684,15 +691,17 @@ class Simulation:
             self.store.violation(gap)
 
     def run(self) -> SimulationReport:
-        # expected warnings and one line per ended attempt would drown the output
-        quiet = [logging.getLogger(name) for name in ("awa.runtime", "awa.worker")]
-        for logger in quiet:
+        # the runtime's expected warnings and the worker log's line per attempt would drown
+        # the report
+        loggers = [logging.getLogger(name) for name in ("awa.runtime", "awa.worker")]
+        were = [logger.disabled for logger in loggers]
+        for logger in loggers:
             logger.disabled = True
         try:
             return asyncio.run(self._run())
         finally:
-            for logger in quiet:
-                logger.disabled = False
+            for logger, was in zip(loggers, were, strict=True):
+                logger.disabled = was
 
 
 def _fires_of(jobs: list[Any]) -> tuple[dict[str, list[datetime]], list[str]]:

@@ -1,0 +1,81 @@
+"""The pure scheduling decisions: registering, pausing and planning fires
+(``awa.domain.periodic``). The stores' schedule contract checks the same on every store."""
+
+from datetime import datetime, timedelta, timezone
+
+from awa.domain import NewJob, Schedule, ScheduleRecord
+from awa.domain.periodic import (
+    PERIODIC_FIRE_AT,
+    PERIODIC_NAME,
+    PERIODIC_TRIGGERED,
+    plan_fires,
+    register,
+    set_paused,
+    triggered_job,
+)
+
+START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+MINUTE = timedelta(minutes=1)
+
+
+def _schedule(policy: str = "coalesce", cron: str = "* * * * *") -> Schedule:
+    job = NewJob(kind="report", metadata={"team": "ops"})
+    return Schedule(name="report", cron=cron, job=job, missed_fire_policy=policy)  # type: ignore[arg-type]
+
+
+def test_a_fired_job_keeps_its_own_metadata_beside_the_fires() -> None:
+    record = register(_schedule(), None, START)
+    plan = plan_fires(record, START + MINUTE)
+    assert plan is not None
+    [job] = plan.jobs
+    assert job.metadata == {
+        "team": "ops",
+        PERIODIC_NAME: "report",
+        PERIODIC_FIRE_AT: (START + MINUTE).isoformat(),
+    }
+    triggered = triggered_job(record, START)
+    assert triggered.metadata["team"] == "ops"
+    assert triggered.metadata[PERIODIC_TRIGGERED] is True
+    assert PERIODIC_TRIGGERED not in job.metadata
+
+
+def test_catch_up_enqueues_every_missed_fire_and_coalesce_only_the_latest() -> None:
+    later = START + 3 * MINUTE + timedelta(seconds=30)
+    catch_up = plan_fires(register(_schedule("catch_up"), None, START), later)
+    assert catch_up is not None
+    assert catch_up.fires == (START + MINUTE, START + 2 * MINUTE, START + 3 * MINUTE)
+    coalesce = plan_fires(register(_schedule(), None, START), later)
+    assert coalesce is not None
+    assert coalesce.fires == (START + 3 * MINUTE,)
+    assert coalesce.following == START + 4 * MINUTE
+    exactly = START + 3 * MINUTE  # a fire time itself is due, under either policy
+    assert plan_fires(register(_schedule(), None, START), exactly).fires == (exactly,)  # type: ignore[union-attr]
+    catching_up = plan_fires(register(_schedule("catch_up"), None, START), exactly)
+    assert catching_up is not None
+    assert catching_up.fires[-1] == exactly
+
+
+def test_a_paused_schedule_plans_nothing_even_when_due() -> None:
+    record = set_paused(register(_schedule(), None, START), True, START)
+    assert record.paused
+    assert plan_fires(record, START + 5 * MINUTE) is None
+
+
+def test_pausing_or_resuming_to_the_same_state_changes_nothing() -> None:
+    record = register(_schedule(), None, START)
+    assert set_paused(record, False, START + 5 * MINUTE) is record
+    paused = set_paused(record, True, START + MINUTE)
+    assert set_paused(paused, True, START + 5 * MINUTE) is paused
+
+
+def test_a_change_or_a_resume_records_when_it_happened() -> None:
+    record = register(_schedule(), None, START)
+    changed = register(_schedule(cron="*/5 * * * *"), record, START + MINUTE)
+    assert changed.updated_at == START + MINUTE
+    assert changed.created_at == START
+    paused = set_paused(changed, True, START + 2 * MINUTE)
+    assert paused.updated_at == START + 2 * MINUTE
+    resumed = set_paused(paused, False, START + 3 * MINUTE)
+    assert resumed.updated_at == START + 3 * MINUTE
+    assert resumed.next_fire_at == START + 5 * MINUTE
+    assert isinstance(resumed, ScheduleRecord)

@@ -1,0 +1,233 @@
+"""Row locks: what the PostgreSQL adapter does about a row another transaction holds.
+
+Claimers and maintainers skip it (``SKIP LOCKED``) and return at once with the rest; a verb
+that must decide about that very row waits for it, then decides on what was committed (``FOR
+UPDATE``), so a decision is never written over a change it did not see.
+
+Nothing here is timed. A skipping verb that waited instead would run into the store's short
+statement timeout and raise; a waiting verb is let go only once the server shows it waiting
+for the lock (``pg_stat_activity``).
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from typing import Any, TypeVar
+
+import psycopg
+import pytest
+
+from awa.adapters.memory import ManualClock
+from awa.adapters.postgres import PostgresStore
+from awa.domain import (
+    CallbackNotFound,
+    Complete,
+    Fail,
+    FailCallback,
+    IllegalTransition,
+    JobNotFound,
+    JobState,
+    NewJob,
+    WaitForCallback,
+)
+from awa.domain.values import CallbackToken
+from awa.ports import Applied, Finish, Stale, StaleReason
+
+T = TypeVar("T")
+STALENESS_S = 90.0
+
+
+@pytest.fixture
+def store(pg_clean_url: str, clock: ManualClock) -> Iterator[PostgresStore]:
+    """A store whose statements give up after two seconds: one that waited for a row it
+    should have skipped fails instead of hanging."""
+    with PostgresStore(
+        pg_clean_url, clock=clock, rng=random.Random(0), statement_timeout_s=2.0
+    ) as opened:
+        yield opened
+
+
+@pytest.fixture
+def holder(pg_clean_url: str) -> Iterator[psycopg.Connection[Any]]:
+    """Another session, whose open transaction holds the rows a test locks."""
+    with psycopg.connect(pg_clean_url) as conn:
+        yield conn
+        conn.rollback()
+
+
+def _hold(holder: psycopg.Connection[Any], table: str, job_id: int) -> None:
+    holder.execute(f"SELECT 1 FROM awa.{table} WHERE id = %s FOR UPDATE", [job_id])
+
+
+def _after_commit(
+    holder: psycopg.Connection[Any], change: str, params: list[object], action: Callable[[], T]
+) -> T | BaseException:
+    """Run ``action`` in a thread while ``holder`` changes a row it holds, let the holder
+    commit once the server shows ``action`` waiting for that row, and return what ``action``
+    returned or raised."""
+    holder.execute(change, params)
+    outcome: list[T | BaseException] = []
+
+    def run() -> None:
+        try:
+            outcome.append(action())
+        except BaseException as exc:  # handed to the test to assert on
+            outcome.append(exc)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    with psycopg.connect(holder.info.dsn, autocommit=True) as watcher:
+        for _ in range(3000):
+            row = watcher.execute(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            ).fetchone()
+            if (row and row[0]) or not worker.is_alive():
+                break
+            watcher.execute("SELECT pg_sleep(0.01)")
+    holder.commit()
+    worker.join()
+    return outcome[0]
+
+
+def _running(store: PostgresStore, queue: str = "default", **fields: Any) -> Any:
+    store.insert([NewJob(kind="k", queue=queue, **fields)])
+    [job] = store.claim(queue, limit=1)
+    return job
+
+
+# -- the verbs that skip a held row ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("aging_s", [0.0, 60.0], ids=["plain", "aged"])
+def test_claim_skips_a_job_another_transaction_holds(
+    store: PostgresStore, holder: psycopg.Connection[Any], aging_s: float
+) -> None:
+    held, free = store.insert([NewJob(kind="k"), NewJob(kind="k")])
+    _hold(holder, "jobs", held.id)
+    claimed = store.claim("default", limit=2, priority_aging_s=aging_s)
+    assert [job.id for job in claimed] == [free.id]
+
+
+def test_rescue_skips_an_attempt_another_transaction_holds(
+    store: PostgresStore, holder: psycopg.Connection[Any], clock: ManualClock
+) -> None:
+    held, free = _running(store), _running(store)
+    clock.advance(STALENESS_S + 1)
+    _hold(holder, "jobs", held.id)
+    rescued = store.rescue(staleness_s=STALENESS_S)
+    assert [r.job.id for r in rescued] == [free.id]
+
+
+def test_promote_skips_a_job_another_transaction_holds(
+    store: PostgresStore, holder: psycopg.Connection[Any], clock: ManualClock
+) -> None:
+    later = clock.now() + timedelta(seconds=5)
+    held, free = store.insert([NewJob(kind="k", run_at=later), NewJob(kind="k", run_at=later)])
+    clock.advance(5)
+    _hold(holder, "jobs", held.id)
+    assert [job.id for job in store.promote()] == [free.id]
+
+
+def test_retention_skips_rows_another_transaction_holds(
+    store: PostgresStore, holder: psycopg.Connection[Any], clock: ManualClock
+) -> None:
+    store.set_dlq_enabled("dead", True)
+    done = [_running(store) for _ in range(2)]
+    dead = [_running(store, "dead") for _ in range(2)]
+    store.finish([Finish(job.lease, Complete()) for job in done])
+    store.finish([Finish(job.lease, Fail("x", terminal=True)) for job in dead])
+    clock.advance(100)
+    _hold(holder, "jobs", done[0].id)
+    _hold(holder, "dlq", dead[0].id)
+    assert store.delete_finished(older_than_s=50) == 1
+    assert store.expire_dlq(older_than_s=50) == 1
+    holder.rollback()
+    assert store.get_job(done[0].id).state is JobState.COMPLETED
+    assert store.get_dlq_entry(dead[0].id) is not None
+
+
+# -- the verbs that wait for a held row, then decide on what was committed -------------------
+
+_COMPLETE = (
+    "UPDATE awa.jobs SET state = 'completed', finalized_at = now(), deadline_at = NULL,"
+    " callback_id = NULL, callback_timeout_at = NULL WHERE id = %s"
+)
+_CANCEL = (
+    "UPDATE awa.jobs SET state = 'cancelled', finalized_at = now(), deadline_at = NULL,"
+    " callback_id = NULL, callback_timeout_at = NULL WHERE id = %s"
+)
+
+
+def test_cancel_decides_on_the_state_committed_while_it_waited(
+    store: PostgresStore, holder: psycopg.Connection[Any]
+) -> None:
+    job = _running(store)
+    outcome = _after_commit(holder, _COMPLETE, [job.id], lambda: store.cancel(job.id))
+    assert isinstance(outcome, IllegalTransition), outcome
+    assert store.get_job(job.id).state is JobState.COMPLETED
+
+
+def test_a_bulk_verb_decides_on_the_state_committed_while_it_waited(
+    store: PostgresStore, holder: psycopg.Connection[Any]
+) -> None:
+    [job] = store.insert([NewJob(kind="k", queue="drained")])
+    outcome = _after_commit(holder, _CANCEL, [job.id], lambda: store.drain_queue("drained"))
+    assert outcome == 0  # the job it waited for was cancelled meanwhile: nothing to drain
+    assert store.get_job(job.id).state is JobState.CANCELLED
+
+
+def test_a_fenced_write_decides_on_the_state_committed_while_it_waited(
+    store: PostgresStore, holder: psycopg.Connection[Any]
+) -> None:
+    job = _running(store)
+    outcome = _after_commit(
+        holder, _CANCEL, [job.id], lambda: store.finish([Finish(job.lease, Fail("late"))])
+    )
+    assert outcome == [Stale(job.lease, StaleReason.CANCELLED)]
+    assert store.get_job(job.id).state is JobState.CANCELLED
+
+
+def test_a_callback_answer_decides_on_the_state_committed_while_it_waited(
+    store: PostgresStore, holder: psycopg.Connection[Any]
+) -> None:
+    job = _running(store)
+    registered = store.register_callback(job.lease)
+    assert isinstance(registered, Applied)
+    callback_id = registered.job.callback_id or ""
+    token = CallbackToken(callback_id, job.lease, job.run_at)
+    store.finish([Finish(job.lease, WaitForCallback(token))])
+    outcome = _after_commit(
+        holder,
+        _COMPLETE,
+        [job.id],
+        lambda: store.resolve_callback(callback_id, FailCallback("declined")),
+    )
+    assert isinstance(outcome, CallbackNotFound), outcome
+    assert store.get_job(job.id).state is JobState.COMPLETED
+
+
+@pytest.mark.parametrize("bulk", [False, True], ids=["one", "bulk"])
+def test_a_dead_letter_retry_decides_on_what_was_committed_while_it_waited(
+    store: PostgresStore, holder: psycopg.Connection[Any], bulk: bool
+) -> None:
+    store.set_dlq_enabled("dead", True)
+    job = _running(store, "dead")
+    store.finish([Finish(job.lease, Fail("x", terminal=True))])
+
+    def retry() -> object:
+        if bulk:
+            return store.bulk_retry_from_dlq(queue="dead")
+        return store.retry_from_dlq(job.id)
+
+    purge = "DELETE FROM awa.dlq WHERE id = %s"
+    outcome = _after_commit(holder, purge, [job.id], retry)
+    if bulk:
+        assert outcome == []
+    else:
+        assert isinstance(outcome, JobNotFound), outcome
+    with pytest.raises(JobNotFound):
+        store.get_job(job.id)  # purged stays purged

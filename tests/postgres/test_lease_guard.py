@@ -1,5 +1,6 @@
 """The lease guard is load-bearing: each write path holds it in exactly one statement
-(``lock_leases.sql`` for the general path, ``complete_many.sql`` for the completion hot path) and
+(``lock_leases.sql`` for the general path; ``complete_many.sql`` and
+``complete_many_claimed.sql`` for the completion hot path, through their shared part) and
 nothing downstream repeats it, so breaking it there lets a late finish through. These tests
 break it on purpose and watch the damage."""
 
@@ -17,13 +18,19 @@ from awa.ports import Applied, Finish, Stale, StaleReason
 GUARDS = {
     "lock_leases": "AND j.run_lease = g.run_lease",
     "complete_many": "AND j.run_lease = c.run_lease",
+    "complete_many_claimed": "AND j.run_lease = c.run_lease",
 }
-# the general path is taken by any outcome but Complete; the hot path by Complete
-OUTCOMES: dict[str, Outcome] = {"lock_leases": Snooze(10), "complete_many": Complete()}
+# the general path is taken by any outcome but Complete; the hot path by Complete, reading
+# back whole rows, or only what an attempt changes when the finish carries its claimed job
+OUTCOMES: dict[str, Outcome] = {
+    "lock_leases": Snooze(10),
+    "complete_many": Complete(),
+    "complete_many_claimed": Complete(),
+}
 
 
 def _late_finish_after_rescue_and_reclaim(
-    store: PostgresStore, clock: ManualClock, outcome: Outcome
+    store: PostgresStore, clock: ManualClock, statement: str
 ) -> object:
     store.insert([NewJob(kind="k")])
     [first] = store.claim("default", limit=1)
@@ -33,7 +40,8 @@ def _late_finish_after_rescue_and_reclaim(
     clock.advance(3600)
     [second] = store.claim("default", limit=1)
     assert second.run_lease == first.run_lease + 1
-    return store.finish([Finish(first.lease, outcome)])[0]
+    claimed = first if statement == "complete_many_claimed" else None
+    return store.finish([Finish(first.lease, OUTCOMES[statement], claimed=claimed)])[0]
 
 
 @pytest.mark.parametrize("statement", list(GUARDS))
@@ -45,7 +53,7 @@ def test_each_guard_is_in_its_statement_exactly_once(statement: str) -> None:
 def test_with_the_guard_a_late_finish_is_stale(
     store: PostgresStore, clock: ManualClock, statement: str
 ) -> None:
-    result = _late_finish_after_rescue_and_reclaim(store, clock, OUTCOMES[statement])
+    result = _late_finish_after_rescue_and_reclaim(store, clock, statement)
     assert result == Stale(result.lease, StaleReason.LEASE_SUPERSEDED)  # type: ignore[attr-defined]
     assert store.get_job(1).state is JobState.RUNNING
 
@@ -55,7 +63,7 @@ def test_without_the_guard_a_late_finish_ends_someone_elses_attempt(
     store: PostgresStore, clock: ManualClock, monkeypatch: pytest.MonkeyPatch, statement: str
 ) -> None:
     monkeypatch.setitem(SQL, statement, SQL[statement].replace(GUARDS[statement], ""))
-    result = _late_finish_after_rescue_and_reclaim(store, clock, OUTCOMES[statement])
+    result = _late_finish_after_rescue_and_reclaim(store, clock, statement)
     assert isinstance(result, Applied), "breaking the guard must be visible"
     assert store.get_job(1).state is not JobState.RUNNING  # the damage the guard prevents
 
@@ -63,3 +71,4 @@ def test_without_the_guard_a_late_finish_ends_someone_elses_attempt(
 def test_the_completion_hot_path_guards_the_only_state_the_table_allows() -> None:
     assert allowed_from(Trigger.COMPLETE) == (JobState.RUNNING,)
     assert "AND j.state = 'running'" in SQL["complete_many"]
+    assert "AND j.state = 'running'" in SQL["complete_many_claimed"]

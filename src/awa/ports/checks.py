@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from awa.domain import FirePlan, Lease, NewJob, Schedule, ValidationError
+from awa.domain import FirePlan, Job, Lease, NewJob, Schedule, ValidationError
 from awa.domain.outcomes import (
     Cancel,
     Complete,
@@ -315,4 +315,11 @@ def check_finishes(finishes: Sequence[Finish]) -> Sequence[Finish]:
                 "a finish's outcome is Complete, RetryAfter, Snooze, Cancel, WaitForCallback"
                 f" or Fail, got {type(finish.outcome).__name__}"
             )
+        claimed, lease = finish.claimed, finish.lease
+        if claimed is not None and (
+            not isinstance(claimed, Job)
+            or claimed.id != lease.job_id
+            or claimed.run_lease != lease.run_lease
+        ):
+            raise ValidationError("a finish's claimed job must be the Job that holds its lease")
     return finishes

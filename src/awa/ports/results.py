@@ -55,12 +55,18 @@ class Heartbeat:
 
 @attrs.frozen
 class Finish:
-    """A handler's outcome for one attempt, with its last buffered progress and metadata."""
+    """A handler's outcome for one attempt, with its last buffered progress and metadata.
+
+    ``claimed`` is optional: the job as the worker claimed it (holding ``lease``). A store may
+    take from it the columns no write changes while a lease holds (kind, queue, args, tags and
+    the like) instead of reading them back; everything an attempt can change is always read
+    from the store."""
 
     lease: Lease
     outcome: Outcome
     progress: Mapping[str, Any] | None = None
     metadata: Mapping[str, Any] | None = None
+    claimed: Job | None = None
 
 
 @attrs.frozen

@@ -46,7 +46,8 @@ class AttemptTable:
     def add(self, attempt: Attempt) -> None:
         self._attempts[attempt.lease] = attempt
         self._running[attempt.config.queue] += 1
-        self.idle.clear()
+        if self._idle is not None:
+            self._idle.clear()
 
     def release(self, attempt: Attempt) -> None:
         """Free the attempt's slot (once)."""
@@ -54,8 +55,8 @@ class AttemptTable:
             return
         self._running[attempt.config.queue] -= 1
         self._on_released(attempt.config.queue)
-        if not self._attempts:
-            self.idle.set()
+        if not self._attempts and self._idle is not None:
+            self._idle.set()
 
     def get(self, lease: Lease) -> Attempt | None:
         return self._attempts.get(lease)

@@ -97,12 +97,11 @@ class Dispatch:
         except SerializationError as exc:
             self.done(attempt, Fail(f"SerializationError: {exc}", terminal=True))
             return attempt
+        loop = asyncio.get_running_loop()
         if task.is_async:
-            attempt.future = asyncio.ensure_future(self._run_async(attempt, task, args))
+            attempt.future = loop.create_task(self._run_async(attempt, task, args))
         else:
-            future = asyncio.get_running_loop().run_in_executor(
-                self._threads, self._run_sync, attempt, task, args
-            )
+            future = loop.run_in_executor(self._threads, self._run_sync, attempt, task, args)
             attempt.future = future
             future.add_done_callback(functools.partial(self._sync_done, attempt))
         return attempt
@@ -141,7 +140,7 @@ class Dispatch:
         if outcome is None or attempt.ended:
             return
         progress, metadata = attempt.take_buffers()
-        finish = Finish(attempt.lease, outcome, progress, metadata)
+        finish = Finish(attempt.lease, outcome, progress, metadata, claimed=attempt.claimed)
         handler_s = time.monotonic() - attempt.started_monotonic
         self.table.add_finish(PendingOutcome(finish, attempt.claimed, handler_s))
         self._on_outcome()

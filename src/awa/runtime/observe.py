@@ -175,6 +175,10 @@ class Observers(Observer):
                 return True
         return False
 
+    def heard(self) -> frozenset[Ending]:
+        """The endings some observer hears, for a batch of attempts to ask once."""
+        return frozenset(ending for ending in Ending if self.hears(ending))
+
     def attempt_ended(self, end: AttemptEnd) -> None:
         for observer in self._observers:
             if observer.hears(end.ending):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import os
 import socket
@@ -23,7 +22,6 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from awa.domain import AwaError, Lease, Schedule, ValidationError
-from awa.domain import Job as JobRecord
 from awa.ports import (
     Applied,
     CallbackResolved,
@@ -100,14 +98,14 @@ class Runtime:
         # manual clock or in a simulation they are a scheduled service like the others
         self._real_time = not inline_store_calls and isinstance(clock, SystemClock)
 
-        claim_slots = {q.queue: f"claim:{q.queue}" for q in queues}
-        self.table = AttemptTable(on_released=lambda queue: self.wake(claim_slots[queue]))
+        self._claim_slots = {q.queue: f"claim:{q.queue}" for q in queues}
+        self.table = AttemptTable(on_released=self._slot_freed)
         self.dispatch = Dispatch(
             registry,
             self.table,
             HandlerServices(store, clock, self.store_call, self.wait),
             handler_threads=sum(q.concurrency for q in queues),
-            on_outcome=functools.partial(self.wake, "complete"),
+            on_outcome=self._outcome_waiting,
             observers=self.observers,
         )
         self._claimers = {
@@ -116,10 +114,10 @@ class Runtime:
                 store,
                 self.store_call,
                 self.table,
-                self._start_attempt,
+                self.dispatch.start,
                 self.observers,
                 batch_max=config.claim_batch_max,
-                claimed=functools.partial(self.wake, "deadlines"),
+                claimed=self._claimed,
                 clock=self.clock,
             )
             for q in queues
@@ -349,10 +347,16 @@ class Runtime:
             if attempt is not None:
                 attempt.signal_callback()
 
-    # -- attempts ---------------------------------------------------------------------------
-    def _start_attempt(self, config: QueueConfig, record: JobRecord, now: datetime) -> None:
-        self.stats.claimed += 1
-        self.dispatch.start(config, record, now)
+    # -- attempts (called once per job: straight to the scheduler) ------------------------------
+    def _claimed(self, started: int) -> None:
+        self.stats.claimed += started
+        self.scheduler.wake("deadlines")  # it looks at the new attempts
+
+    def _slot_freed(self, queue: str) -> None:
+        self.scheduler.wake(self._claim_slots[queue])
+
+    def _outcome_waiting(self) -> None:
+        self.scheduler.wake("complete")
 
     def attempts(self) -> list[Attempt]:
         return self.table.attempts()

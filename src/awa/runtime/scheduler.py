@@ -148,7 +148,9 @@ class Scheduler:
     # -- waking and waiting -----------------------------------------------------------------
     def wake(self, name: str) -> None:
         slot = self._slots.get(name)
-        if slot is not None:
+        # already woken: the kick that woke it is pending, or its run has yet to start (and
+        # will see whatever this wake-up is about); called once per job, so skip the repeat
+        if slot is not None and not slot.woken:
             slot.woken = True
             self._kick()
 

@@ -54,15 +54,15 @@ class ClaimService:
         store: ClaimStore,
         store_call: StoreCalls,
         table: AttemptTable,
-        start: Callable[[QueueConfig, JobRecord, datetime], None],
+        start: Callable[[QueueConfig, JobRecord, datetime], object],
         observers: Observers,
         *,
         batch_max: int,
-        claimed: Callable[[], None],
+        claimed: Callable[[int], None],
         clock: Clock,
     ) -> None:
-        """``start(config, job, now)`` runs a claimed job; ``claimed()`` follows every claim
-        that started any (the deadline service then looks at the new attempts)."""
+        """``start(config, job, now)`` runs a claimed job; ``claimed(n)`` follows every claim
+        that started ``n > 0`` of them."""
         self.config = config
         self.name = f"claim:{config.queue}"
         self.draining = False
@@ -94,7 +94,7 @@ class ClaimService:
             started = self._clock.now()  # one reading for the batch, after the round trip
             for job in jobs:
                 self._start(cfg, job, started)
-            self._claimed()
+            self._claimed(len(jobs))
         if self._observers:
             self._observers.claimed(cfg.queue, jobs, now)
         return 0.0 if len(jobs) == limit else cfg.poll_interval_s
@@ -131,14 +131,21 @@ class CompletionService:
         except AwaError:  # the database, not an outcome: the whole batch waits for a retry
             self._table.requeue_finishes(batch)
             raise
+        heard = self._observers.heard()  # asked once a batch, not once an attempt
+        finished = 0
         for pending, result in zip(batch, results, strict=True):
-            if isinstance(result, Stale):
+            if isinstance(result, Applied):
+                finished += 1
+                ending = Ending.of(result.job.state)
+            elif isinstance(result, Stale):
                 self._stats.stale_finishes += 1
                 log.debug("finish of %s dropped: %s", result.lease, result.reason)
-            elif isinstance(result, Applied):
-                self._stats.finished += 1
-            if result is not None and self._observers.hears(_ending(result)):
+                ending = Ending.STALE
+            else:
+                continue
+            if ending in heard:
                 self._observers.attempt_ended(_ended(pending, result))
+        self._stats.finished += finished
         return 0.0 if self._table.has_finishes() else None
 
     async def _write(self, batch: list[Finish]) -> list[WriteResult | None]:
@@ -167,10 +174,6 @@ class CompletionService:
             )
             return None
         return result
-
-
-def _ending(result: WriteResult) -> Ending:
-    return Ending.of(result.job.state) if isinstance(result, Applied) else Ending.STALE
 
 
 def _ended(pending: PendingOutcome, result: WriteResult) -> AttemptEnd:

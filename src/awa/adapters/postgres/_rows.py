@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any, overload
 
@@ -28,8 +28,10 @@ from awa.ports.results import QueueSettings
 from awa.ports.summary import DlqGroup, QueueSummary, StateGroup, build_summary
 
 __all__ = [
+    "ATTEMPT_COLUMNS",
     "JOB_COLUMNS",
     "SCHEDULE_COLUMNS",
+    "checked_attempt_rows",
     "checked_rows",
     "checked_rows_async",
     "dlq_entry_from_row",
@@ -38,6 +40,7 @@ __all__ = [
     "fast_json_loads",
     "insert_params",
     "interval",
+    "job_after_attempt",
     "job_from_json",
     "job_from_row",
     "portable_insert_params",
@@ -76,6 +79,24 @@ JOB_COLUMNS = (
     "unique_states",
 )
 _WIDTH = len(JOB_COLUMNS)
+#: the columns a write may change while a lease holds (``write_jobs.sql`` writes exactly these);
+#: the others are set by insert and claim only, so a worker's claimed job still has them right
+ATTEMPT_COLUMNS = (
+    "id",
+    "state",
+    "attempt",
+    "run_at",
+    "errors",
+    "metadata",
+    "progress",
+    "attempted_at",
+    "heartbeat_at",
+    "deadline_at",
+    "finalized_at",
+    "callback_id",
+    "callback_timeout_at",
+    "callback_result",
+)
 SCHEDULE_COLUMNS = (
     "name",
     "cron",
@@ -152,13 +173,25 @@ def _keep_large_floats(value: Any, text: str) -> str:
     return marked
 
 
+# the C scanner ``json.loads`` ends in, called directly: PostgreSQL's JSON text is UTF-8 with
+# no surrounding whitespace, so the encoding sniffing and whitespace skipping around it are
+# a third of the cost of reading a job's args
+_SCAN_JSON: Callable[[str, int], tuple[Any, int]]
+_SCAN_JSON = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
 def fast_json_loads(data: str | bytes) -> Any:
     """``json.loads`` with a shortcut for the empty object and array most rows carry."""
     if data == b"{}":
         return {}
     if data == b"[]":
         return []
-    return json.loads(data)
+    text = data.decode() if isinstance(data, bytes) else data
+    try:
+        value, end = _SCAN_JSON(text, 0)
+    except StopIteration:  # leading whitespace (a json, not jsonb, value): the long way
+        return json.loads(text)
+    return value if end == len(text) else json.loads(text)
 
 
 def _json_or_null(value: Any) -> str | None:
@@ -264,17 +297,77 @@ def job_from_row(row: Sequence[Any], offset: int = 0) -> Job:
     )
 
 
-def _check_job_columns(cur: Any, offset: int) -> None:
+def job_after_attempt(claimed: Job, row: Sequence[Any]) -> Job:
+    """The job whose ``ATTEMPT_COLUMNS`` are ``row``, its other columns those of ``claimed``,
+    the same job as claimed under the same lease."""
+    (
+        id_,
+        state,
+        attempt,
+        run_at,
+        errors,
+        metadata,
+        progress,
+        attempted_at,
+        heartbeat_at,
+        deadline_at,
+        finalized_at,
+        callback_id,
+        callback_timeout_at,
+        callback_result,
+    ) = row
+    assert id_ == claimed.id, "a claimed job was matched with another job's row"
+    return Job(
+        id=id_,
+        kind=claimed.kind,
+        queue=claimed.queue,
+        args=claimed.args,
+        state=_STATES[state],
+        priority=claimed.priority,
+        attempt=attempt,
+        max_attempts=claimed.max_attempts,
+        run_lease=claimed.run_lease,
+        run_at=utc(run_at),
+        created_at=claimed.created_at,
+        tags=claimed.tags,
+        metadata=metadata,
+        errors=tuple(_error_from_json(e) for e in errors) if errors else (),
+        attempted_at=utc(attempted_at),
+        heartbeat_at=utc(heartbeat_at),
+        deadline_at=utc(deadline_at),
+        finalized_at=utc(finalized_at),
+        progress=progress,
+        callback_id=callback_id,
+        callback_timeout_at=utc(callback_timeout_at),
+        callback_result=callback_result,
+        unique_key=claimed.unique_key,
+        unique_states=claimed.unique_states,
+    )
+
+
+_ATTEMPT_COLUMN_NAMES = tuple(column.encode() for column in ATTEMPT_COLUMNS)
+
+
+def _check_job_columns(
+    cur: Any, offset: int, expected: tuple[bytes, ...] = _JOB_COLUMN_NAMES
+) -> None:
     # the result's own field names (libpq's PQfname): cur.description would build a Column
     # object per field, about 100 us a statement on the hot path
     result = cur.pgresult
     fields = result.nfields if result is not None else 0
-    end = min(fields, offset + _WIDTH)
+    end = min(fields, offset + len(expected))
     fname = result.fname if result is not None else None
     names = [fname(i) for i in range(offset, end)] if fname is not None else []
-    if end - offset != _WIDTH or tuple(names) != _JOB_COLUMN_NAMES:
+    if end - offset != len(expected) or tuple(names) != expected:
         shown = [name.decode() if isinstance(name, bytes) else name for name in names]
         raise AssertionError(f"expected the job columns from column {offset}, got {shown}")
+
+
+def checked_attempt_rows(cur: Any) -> list[Any]:
+    """``checked_rows`` for a result of ``ATTEMPT_COLUMNS``."""
+    _check_job_columns(cur, 0, _ATTEMPT_COLUMN_NAMES)
+    rows: list[Any] = cur.fetchall()
+    return rows
 
 
 def checked_rows(cur: Any, offset: int = 0) -> list[Any]:

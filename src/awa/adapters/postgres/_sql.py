@@ -6,15 +6,17 @@ into the text.
 
 The job's columns are declared once, in ``JOB_COLUMNS`` (``_rows.py``): a statement names them
 as ``{job_columns}``, or ``{j.job_columns}`` with a table alias, and the loader writes the list
-out (a schedule's likewise, ``{schedule_columns}``). The rows that come back are checked
+out (a schedule's likewise, ``{schedule_columns}``, and the columns an attempt can change,
+``{attempt_columns}``). The rows that come back are checked
 against ``cursor.description`` (``_rows.jobs_from``).
 
 A part two statements share is written once, in ``sql/NAME.sqlpart``, and a statement (or
 another part) names it as ``{part:NAME}``: new jobs from array parameters
 (``new_job_arrays``), as rows with their unique keys (``new_jobs``), the insert of those rows
-(``insert_new_jobs``, shared by ``insert_jobs.sql`` and ``fire_schedule.sql``), and the insert
+(``insert_new_jobs``, shared by ``insert_jobs.sql`` and ``fire_schedule.sql``), the insert
 that respects unique keys (``insert_unique``, shared by ``insert_jobs.sql`` and
-``insert_jobs_portable.sql``).
+``insert_jobs_portable.sql``), and the guarded completion of many attempts
+(``complete_running``, shared by ``complete_many.sql`` and ``complete_many_claimed.sql``).
 """
 
 from __future__ import annotations
@@ -23,18 +25,19 @@ import re
 from collections.abc import Mapping
 from importlib import resources
 
-from awa.adapters.postgres._rows import JOB_COLUMNS, SCHEDULE_COLUMNS
+from awa.adapters.postgres._rows import ATTEMPT_COLUMNS, JOB_COLUMNS, SCHEDULE_COLUMNS
 
 __all__ = ["SQL", "build_statements", "expand_job_columns", "load_statements"]
 
-_COLUMNS_TOKEN = re.compile(r"\{(?:(\w+)\.)?(job|schedule)_columns\}")
-_COLUMNS = {"job": JOB_COLUMNS, "schedule": SCHEDULE_COLUMNS}
+_COLUMNS_TOKEN = re.compile(r"\{(?:(\w+)\.)?(job|attempt|schedule)_columns\}")
+_COLUMNS = {"job": JOB_COLUMNS, "attempt": ATTEMPT_COLUMNS, "schedule": SCHEDULE_COLUMNS}
 _PART_TOKEN = re.compile(r"\{part:(\w+)\}")
 
 
 def expand_job_columns(text: str) -> str:
     """``{job_columns}`` and ``{alias.job_columns}`` written out, in ``JOB_COLUMNS`` order (and
-    ``{schedule_columns}`` in ``SCHEDULE_COLUMNS`` order)."""
+    ``{attempt_columns}`` in ``ATTEMPT_COLUMNS`` order, ``{schedule_columns}`` in
+    ``SCHEDULE_COLUMNS`` order)."""
 
     def columns(match: re.Match[str]) -> str:
         prefix = f"{match.group(1)}." if match.group(1) else ""

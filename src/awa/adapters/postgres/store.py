@@ -35,12 +35,14 @@ from awa.adapters._presence import WorkerPresence
 from awa.adapters.postgres import caller_connections, migrations
 from awa.adapters.postgres._errors import translate_errors
 from awa.adapters.postgres._rows import (
+    checked_attempt_rows,
     checked_rows,
     dlq_entry_from_row,
     dump_json,
     fast_json_loads,
     insert_params,
     interval,
+    job_after_attempt,
     job_from_row,
     restore_params,
     schedule_from_row,
@@ -316,7 +318,8 @@ class PostgresStore(StoreCore, WorkerPresence):
 
     def _complete_many(self, finishes: Sequence[Finish]) -> list[WriteResult]:
         """The hot path: row 4 for a batch in one guarded statement (``complete_many.sql``),
-        the same values as ``decisions.finish`` gives for ``Complete``."""
+        the same values as ``decisions.finish`` gives for ``Complete``. When every finish
+        carries its claimed job, only the columns an attempt can change are read back."""
         params = {
             "now": self._now(),
             "ids": [f.lease.job_id for f in finishes],
@@ -324,9 +327,17 @@ class PostgresStore(StoreCore, WorkerPresence):
             "metadata": [dump_json(f.metadata) if f.metadata else None for f in finishes],
         }
         leases = [f.lease for f in finishes]
+        claimed = {f.lease.job_id: f.claimed for f in finishes if f.claimed is not None}
         with self._statement("completing jobs") as cur:
-            cur.execute(SQL["complete_many"], params)
-            done = {job.id: job for job in map(job_from_row, checked_rows(cur))}
+            if len(claimed) == len(finishes):
+                cur.execute(SQL["complete_many_claimed"], params)
+                done = {
+                    row[0]: job_after_attempt(claimed[row[0]], row)
+                    for row in checked_attempt_rows(cur)
+                }
+            else:
+                cur.execute(SQL["complete_many"], params)
+                done = {job.id: job for job in map(job_from_row, checked_rows(cur))}
             missed = [i for i, lease in enumerate(leases) if lease.job_id not in done]
             states = _lease_states(cur, sorted({leases[i].job_id for i in missed}))
         results: list[WriteResult | None] = [

@@ -17,14 +17,16 @@ from awa.domain import (
     Fail,
     JobState,
     Outcome,
+    ResumeCallback,
     RetryAfter,
     Snooze,
+    ValidationError,
     WaitForCallback,
 )
 from awa.domain.backoff import BACKOFF_MAX_S
 from awa.domain.values import CallbackToken
 from awa.ports import Applied, ClaimStore, Finish, Heartbeat
-from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _one
+from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _one, _park
 
 __all__ = ["OutcomeContract"]
 
@@ -45,6 +47,47 @@ class OutcomeContract(StoreFixtures):
         assert got.finalized_at == clock.now()
         assert got.progress is None
         assert got.metadata == {"done": True}
+
+    def test_a_finish_carrying_its_claimed_job_returns_the_job_as_written(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        """A store may take what a lease cannot change from the claimed job: what it returns
+        must still be the job as stored, including what changed since the claim."""
+        for n in range(4):
+            _one(store, args={"n": n, "big": 1e20}, tags=("t", str(n)), metadata={"m": n})
+        plain, beat, resumed, retried = store.claim("default", limit=4)
+        store.heartbeat([Heartbeat(beat.lease, progress={"p": 5}, metadata={"seen": True})])
+        store.resolve_callback(_park(store, resumed), ResumeCallback({"answer": 42}))
+        assert isinstance(_finish(store, retried.lease, Fail("boom")), Applied)
+        clock.advance(7200)
+        [retried] = store.claim("default", limit=1)
+        clock.advance(3)
+        results = store.finish(
+            [
+                Finish(job.lease, Complete(), metadata={"done": job.id}, claimed=job)
+                for job in (plain, beat, resumed, retried)
+            ]
+        )
+        for result in results:
+            assert isinstance(result, Applied)
+            assert result.job == store.get_job(result.job.id)
+            assert result.job.state is JobState.COMPLETED
+        assert [r.job.metadata for r in results if isinstance(r, Applied)][1] == {
+            "m": 1,
+            "seen": True,
+            "done": beat.id,
+        }
+        stale = store.finish([Finish(plain.lease, Complete(), claimed=plain)])[0]
+        assert not isinstance(stale, Applied)
+
+    def test_a_finish_whose_claimed_job_holds_another_lease_is_refused(
+        self, store: ClaimStore
+    ) -> None:
+        first, second = _one(store), _one(store)
+        claimed = store.claim("default", limit=2)
+        with pytest.raises(ValidationError, match="claimed job"):
+            store.finish([Finish(claimed[0].lease, Complete(), claimed=claimed[1])])
+        assert {store.get_job(j.id).state for j in (first, second)} == {JobState.RUNNING}
 
     def test_error_retries_with_backoff_and_records_the_attempt(
         self, store: ClaimStore, clock: ManualClock

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-__all__ = ["TRACEPARENT", "TRACESTATE", "attempt_span", "with_trace_context"]
+__all__ = ["TRACEPARENT", "TRACESTATE", "attempt_span", "tracing_active", "with_trace_context"]
 
 #: the metadata keys an insert stores the inserting span's context under
 TRACEPARENT = "traceparent"
@@ -46,7 +46,8 @@ class _Provider:
     next_check = 0.0
 
 
-def _tracing() -> bool:
+def tracing_active() -> bool:
+    """Whether attempts get spans: OpenTelemetry is installed and a provider is configured."""
     if trace is None or _Provider.configured:
         return _Provider.configured
     now = time.monotonic()
@@ -76,7 +77,7 @@ def attempt_span(
 ) -> AbstractContextManager[object]:
     """The span one attempt's handler runs in (a context manager that does nothing while no
     tracer provider is configured)."""
-    if not _tracing():
+    if not tracing_active():
         return _NO_SPAN
     carrier = {
         key: value

@@ -29,7 +29,7 @@ from awa.runtime.observe import AttemptEnd, Ending, Observers
 from awa.runtime.outcomes import outcome_from_exception, outcome_from_return
 from awa.runtime.registry import Task, TaskRegistry
 from awa.runtime.serialization import load_args
-from awa.tracing import attempt_span
+from awa.tracing import attempt_span, tracing_active
 
 __all__ = ["Dispatch", "ended_without_write"]
 
@@ -109,8 +109,12 @@ class Dispatch:
     async def _run_async(self, attempt: Attempt, task: Task, args: Any) -> None:
         outcome: Outcome | None
         try:
-            with _span(attempt):
-                returned = await task.handler(Job(attempt, args, self.services))
+            job = Job(attempt, args, self.services)
+            if tracing_active():
+                with _span(attempt):
+                    returned = await task.handler(job)
+            else:  # not even an empty span: this runs once per job
+                returned = await task.handler(job)
             outcome = outcome_from_return(returned)
         except (AttemptEnded, asyncio.CancelledError):
             outcome = None

@@ -404,6 +404,7 @@ class AsyncClient:
         heartbeat_staleness: float = STALENESS_S,
         poll_interval: float = 1.0,
         priority_aging_interval: float = 0.0,
+        claim_ahead: bool = True,
         runtime_config: RuntimeConfig | None = None,
         observers: Sequence[Observer] = (),
     ) -> None:
@@ -424,6 +425,7 @@ class AsyncClient:
             "heartbeat_staleness_s": heartbeat_staleness,
             "poll_interval_s": poll_interval,
             "priority_aging_interval_s": priority_aging_interval,
+            "claim_ahead": claim_ahead,
         }
         runtime = Runtime(
             self.store,

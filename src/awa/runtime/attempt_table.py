@@ -7,7 +7,7 @@ copying a dict's values is one step for the interpreter.
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 
 import attrs
@@ -31,10 +31,15 @@ class PendingOutcome:
 
 
 class AttemptTable:
+    """Every attempt this process holds: running ones, and ones claimed ahead that wait for a
+    slot (heartbeats, cancels, deadlines and shutdown treat both alike)."""
+
     def __init__(self, on_released: Callable[[str], None]) -> None:
         """``on_released(queue)`` is called when an attempt frees a slot of ``queue``."""
         self._attempts: dict[Lease, Attempt] = {}
         self._running: Counter[str] = Counter()
+        self._waiting: dict[str, deque[Attempt]] = {}
+        self._freed: Counter[str] = Counter()
         self._finishes: list[PendingOutcome] = []
         self._on_released = on_released
         self._idle: asyncio.Event | None = None
@@ -49,12 +54,63 @@ class AttemptTable:
         if self._idle is not None:
             self._idle.clear()
 
+    def add_waiting(self, attempt: Attempt) -> None:
+        """An attempt claimed ahead of a free slot: it starts when one frees."""
+        self._attempts[attempt.lease] = attempt
+        attempt.waiting_slot = True
+        self._waiting.setdefault(attempt.config.queue, deque()).append(attempt)
+        if self._idle is not None:
+            self._idle.clear()
+
+    def next_waiting(self, queue: str) -> Attempt | None:
+        """The oldest attempt waiting for a slot of ``queue``, now counted as running; those
+        that ended while waiting (cancelled, rescued) leave the table on the way."""
+        waiting = self._waiting.get(queue)
+        while waiting:
+            attempt = waiting.popleft()
+            attempt.waiting_slot = False
+            if not attempt.ended:
+                self._running[queue] += 1
+                return attempt
+            self._forget(attempt)
+        return None
+
+    def waiting(self, queue: str) -> int:
+        waiting = self._waiting.get(queue)
+        return len(waiting) if waiting else 0
+
+    def take_waiting(self) -> list[Attempt]:
+        """Every attempt still waiting for a slot, out of the table (shutdown releases them)."""
+        taken = [a for waiting in self._waiting.values() for a in waiting if not a.ended]
+        for waiting in self._waiting.values():
+            for attempt in waiting:
+                attempt.waiting_slot = False
+                self._forget(attempt)
+            waiting.clear()
+        return taken
+
+    def freed(self, queue: str) -> int:
+        """How many of ``queue``'s slots have been freed so far (a running count)."""
+        return self._freed[queue]
+
     def release(self, attempt: Attempt) -> None:
         """Free the attempt's slot (once)."""
+        queue = attempt.config.queue
+        if attempt.waiting_slot:  # ended before it started: it held no slot
+            attempt.waiting_slot = False
+            self._waiting[queue].remove(attempt)
+            self._forget(attempt)
+            return
         if self._attempts.pop(attempt.lease, None) is None:
             return
-        self._running[attempt.config.queue] -= 1
-        self._on_released(attempt.config.queue)
+        self._running[queue] -= 1
+        self._freed[queue] += 1
+        self._on_released(queue)
+        if not self._attempts and self._idle is not None:
+            self._idle.set()
+
+    def _forget(self, attempt: Attempt) -> None:
+        self._attempts.pop(attempt.lease, None)
         if not self._attempts and self._idle is not None:
             self._idle.set()
 

@@ -57,6 +57,7 @@ class Attempt:
         self.cancelled = Flag()
         self.ended = False  # the lease no longer owns the job: write nothing more
         self.dropped = False  # the runtime gave up on the handler and freed its slot
+        self.waiting_slot = False  # claimed ahead: its handler waits for a free slot
         self.waiting_callback = False
         self._callback_signal: threading.Event | None = None
         self.callback_wakeup: asyncio.Event | None = None

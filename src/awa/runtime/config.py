@@ -32,6 +32,10 @@ def _dlq_enabled(value: bool | None) -> bool | None:
     return None if value is None else check_flag("dlq_enabled", value)
 
 
+def _claim_ahead(value: bool) -> bool:
+    return check_flag("claim_ahead", value)
+
+
 def _deadline_s(value: float) -> float:
     return check_seconds("deadline_duration", value)
 
@@ -63,6 +67,9 @@ class QueueConfig:
     poll_interval_s: float = attrs.field(default=1.0, converter=_interval_s)
     #: a job's priority improves by one step per this many seconds it waits (0: never)
     priority_aging_interval_s: float = attrs.field(default=0.0, converter=_aging_s)
+    #: claim a few jobs ahead of free slots while handlers are short (as many as free up
+    #: during one claim's round trip), so a freed slot does not wait for the database
+    claim_ahead: bool = attrs.field(default=True, converter=_claim_ahead)
 
     def __attrs_post_init__(self) -> None:
         if self.heartbeat_staleness_s < 3 * self.heartbeat_interval_s:

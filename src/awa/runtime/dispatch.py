@@ -85,18 +85,39 @@ class Dispatch:
         task = self.registry.for_kind(record.kind)
         attempt = Attempt(record, config, is_async=task is not None and task.is_async, now=now)
         self.table.add(attempt)
+        self._run(attempt, task)
+        return attempt
+
+    def admit(self, config: QueueConfig, record: JobRecord, now: datetime) -> Attempt:
+        """Hold a job claimed ahead of a free slot; ``start_waiting`` runs it when one frees."""
+        task = self.registry.for_kind(record.kind)
+        attempt = Attempt(record, config, is_async=task is not None and task.is_async, now=now)
+        self.table.add_waiting(attempt)
+        return attempt
+
+    def start_waiting(self, queue: str) -> bool:
+        """Run the oldest attempt waiting for a slot of ``queue``, if there is one."""
+        attempt = self.table.next_waiting(queue)
+        if attempt is None:
+            return False
+        attempt.started_monotonic = time.monotonic()  # its handler's time starts now
+        self._run(attempt, self.registry.for_kind(attempt.record.kind))
+        return True
+
+    def _run(self, attempt: Attempt, task: Task | None) -> None:
+        record = attempt.record
         if task is None:
             known = ", ".join(sorted(t.kind for t in self.registry.all())) or "none"
             error = (
                 f"UnknownJobKind: no handler for kind {record.kind!r} (this worker has: {known})"
             )
             self.done(attempt, Fail(error, terminal=True))
-            return attempt
+            return
         try:
             args = load_args(record.args, task.args_type)
         except SerializationError as exc:
             self.done(attempt, Fail(f"SerializationError: {exc}", terminal=True))
-            return attempt
+            return
         loop = asyncio.get_running_loop()
         if task.is_async:
             attempt.future = loop.create_task(self._run_async(attempt, task, args))
@@ -104,7 +125,6 @@ class Dispatch:
             future = loop.run_in_executor(self._threads, self._run_sync, attempt, task, args)
             attempt.future = future
             future.add_done_callback(functools.partial(self._sync_done, attempt))
-        return attempt
 
     async def _run_async(self, attempt: Attempt, task: Task, args: Any) -> None:
         outcome: Outcome | None

@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from awa.domain import AwaError, Lease, Schedule, ValidationError
+from awa.domain import AwaError, Lease, Schedule, Snooze, ValidationError
 from awa.ports import (
     Applied,
     CallbackResolved,
@@ -29,6 +29,7 @@ from awa.ports import (
     ClaimStore,
     Clock,
     Event,
+    Finish,
     JobsAvailable,
     Listens,
     SystemClock,
@@ -114,7 +115,7 @@ class Runtime:
                 store,
                 self.store_call,
                 self.table,
-                self.dispatch.start,
+                self.dispatch,
                 self.observers,
                 batch_max=config.claim_batch_max,
                 claimed=self._claimed,
@@ -217,6 +218,7 @@ class Runtime:
             claimer.draining = True
         # a claim already on its way may still start handlers: let it land first
         await self.scheduler.settle([c.name for c in self._claimers.values()])
+        await self._hand_back_waiting()
         if self.table.attempts() and timeout > 0:
             await self.wait(self.table.idle, timeout)
         released = await self._release_running()
@@ -226,6 +228,23 @@ class Runtime:
             await self.scheduler.service("complete").run_once(self.clock.now())
         await self._close(resign=True)
         self.observers.worker_stopped(self.owner, released)
+
+    async def _hand_back_waiting(self) -> None:
+        """Jobs claimed ahead whose handlers never started go back at once, with their attempt
+        given back (row 8 with no delay: nothing ran, so nothing is spent or recorded)."""
+        waiting = self.table.take_waiting()
+        if not waiting:
+            return
+        for attempt in waiting:
+            attempt.end(cancelled=False)
+        try:
+            await self.store_call(self.store.finish, [Finish(a.lease, Snooze(0)) for a in waiting])
+        except AwaError as exc:  # the database is away: maintenance rescues them instead
+            log.warning(
+                "shutdown: handing back %d jobs claimed ahead failed (%s); they will be rescued",
+                len(waiting),
+                exc,
+            )
 
     async def _release_running(self) -> int:
         """Row 22 for every attempt whose handler is still running; how many were released."""
@@ -348,8 +367,9 @@ class Runtime:
                 attempt.signal_callback()
 
     # -- attempts (called once per job: straight to the scheduler) ------------------------------
-    def _claimed(self, started: int) -> None:
-        self.stats.claimed += started
+    def _claimed(self, taken: int, ahead: int) -> None:
+        self.stats.claimed += taken
+        self.stats.claimed_ahead += ahead
         self.scheduler.wake("deadlines")  # it looks at the new attempts
 
     def _slot_freed(self, queue: str) -> None:

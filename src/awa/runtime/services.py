@@ -12,7 +12,6 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 from awa.domain import AwaError, Fail, ValidationError
-from awa.domain import Job as JobRecord
 from awa.domain.validation import storable_text
 from awa.ports import (
     Applied,
@@ -28,6 +27,7 @@ from awa.ports import (
 from awa.runtime.attempt_table import AttemptTable, PendingOutcome
 from awa.runtime.attempts import Attempt
 from awa.runtime.config import QueueConfig, RuntimeConfig
+from awa.runtime.dispatch import Dispatch
 from awa.runtime.observe import AttemptEnd, Ending, MaintenanceReport, Observers
 from awa.runtime.scheduler import Service
 from awa.runtime.stats import RuntimeStats
@@ -54,35 +54,46 @@ class ClaimService:
         store: ClaimStore,
         store_call: StoreCalls,
         table: AttemptTable,
-        start: Callable[[QueueConfig, JobRecord, datetime], object],
+        dispatch: Dispatch,
         observers: Observers,
         *,
         batch_max: int,
-        claimed: Callable[[int], None],
+        claimed: Callable[[int, int], None],
         clock: Clock,
     ) -> None:
-        """``start(config, job, now)`` runs a claimed job; ``claimed(n)`` follows every claim
-        that started ``n > 0`` of them."""
+        """``dispatch`` runs claimed jobs, or holds those claimed ahead of a free slot;
+        ``claimed(n, ahead)`` follows every claim that took ``n > 0`` jobs, ``ahead`` of them
+        held for a slot."""
         self.config = config
         self.name = f"claim:{config.queue}"
         self.draining = False
         self._store = store
         self._call = store_call
         self._table = table
-        self._start = start
+        self._start = dispatch.start
+        self._admit = dispatch.admit
+        self._start_waiting = dispatch.start_waiting
+        self._ahead = 0  # jobs to hold claimed ahead of free slots (``_pace``)
+        self._paced_at: datetime | None = None
+        self._freed_then = 0
         self._observers = observers
         self._batch_max = batch_max
         self._claimed = claimed
         self._clock = clock
 
     async def run_once(self, now: datetime) -> float | None:
-        cfg = self.config
+        cfg, table = self.config, self._table
         if self.draining:
             return None
-        free = cfg.concurrency - self._table.running(cfg.queue)
-        if free <= 0:
+        # first the jobs claimed ahead, into the slots freed since (a freed slot wakes us)
+        while table.running(cfg.queue) < cfg.concurrency and self._start_waiting(cfg.queue):
+            pass
+        free = cfg.concurrency - table.running(cfg.queue)
+        wanted = free + self._ahead - table.waiting(cfg.queue)
+        if wanted <= 0:
             return None  # a finishing handler wakes us
-        limit = min(free, self._batch_max)
+        limit = min(wanted, self._batch_max)
+        asked = self._clock.now()
         jobs = await self._call(
             self._store.claim,
             cfg.queue,
@@ -90,14 +101,36 @@ class ClaimService:
             deadline_duration_s=cfg.deadline_duration_s,
             priority_aging_s=cfg.priority_aging_interval_s,
         )
+        answered = self._clock.now()  # one reading for the batch, after the round trip
+        if cfg.claim_ahead:
+            self._pace(asked, answered)
         if jobs:
-            started = self._clock.now()  # one reading for the batch, after the round trip
+            ahead = 0
             for job in jobs:
-                self._start(cfg, job, started)
-            self._claimed(len(jobs))
+                if table.running(cfg.queue) < cfg.concurrency:
+                    self._start(cfg, job, answered)
+                else:
+                    self._admit(cfg, job, answered)
+                    ahead += 1
+            self._claimed(len(jobs), ahead)
         if self._observers:
             self._observers.claimed(cfg.queue, jobs, now)
         return 0.0 if len(jobs) == limit else cfg.poll_interval_s
+
+    def _pace(self, asked: datetime, answered: datetime) -> None:
+        """Size the claim-ahead: as many jobs as slots free up during one claim's round trip
+        at the pace of the last interval between claims. Short handlers keep a few jobs ready
+        so a freed slot does not wait for the database; long ones keep none, so no job waits
+        here while another process could run it. Under a manual clock a round trip takes no
+        time, so simulations never claim ahead."""
+        freed = self._table.freed(self.config.queue)
+        if self._paced_at is not None:
+            elapsed_s = (answered - self._paced_at).total_seconds()
+            round_trip_s = (answered - asked).total_seconds()
+            if elapsed_s > 0:
+                pace = (freed - self._freed_then) / elapsed_s  # slots freed per second
+                self._ahead = min(self.config.concurrency, round(pace * round_trip_s))
+        self._paced_at, self._freed_then = answered, freed
 
 
 class CompletionService:

@@ -10,6 +10,7 @@ __all__ = ["RuntimeStats"]
 @attrs.define
 class RuntimeStats:
     claimed: int = 0
+    claimed_ahead: int = 0  # of those, claimed ahead of a free slot (``QueueConfig.claim_ahead``)
     finished: int = 0
     stale_finishes: int = 0
     dropped: int = 0

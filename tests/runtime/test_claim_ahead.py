@@ -1,0 +1,179 @@
+"""Claiming ahead of free slots: with short handlers a worker holds as many claimed jobs as slots
+free up during one claim's round trip, starts them as slots free, hands back the ones it never
+started when it shuts down, and never starts one that was cancelled or rescued meanwhile.
+
+The round trip is simulated: ``RoundTrips`` is a memory store whose claims take 10 ms of the
+manual clock, as a claim's trip to a database takes real time (under a plain manual clock a
+round trip takes none, so nothing is ever claimed ahead: the simulator's runs are unchanged).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import awa
+from awa.adapters.memory import ManualClock, MemoryStore
+from awa.domain import Job as JobRecord
+from awa.domain import JobState, NewJob
+
+from .conftest import run, until
+
+ROUND_TRIP_S = 0.01
+
+
+class RoundTrips(MemoryStore):
+    """Claims that take ``ROUND_TRIP_S`` of the store's clock; records each claim's limit."""
+
+    def __init__(self, clock: ManualClock) -> None:
+        super().__init__(clock, rng=random.Random(5))
+        self._trip_clock = clock
+        self.limits: list[int] = []
+
+    def claim(self, queue: str, *, limit: int = 1, **kwargs: Any) -> list[JobRecord]:
+        self.limits.append(limit)
+        self._trip_clock.advance(ROUND_TRIP_S)
+        return super().claim(queue, limit=limit, **kwargs)
+
+
+@dataclass
+class Tick:
+    n: int
+
+
+def _insert(store: MemoryStore, count: int) -> Sequence[JobRecord]:
+    return store.insert([NewJob(kind="tick", args={"n": n}) for n in range(count)])
+
+
+def test_short_handlers_are_claimed_ahead_and_every_job_runs_once() -> None:
+    async def story() -> None:
+        clock = ManualClock()
+        store = RoundTrips(clock)
+        client = awa.AsyncClient(store=store)
+        ran: list[int] = []
+        gate = asyncio.Event()
+
+        @client.task(Tick, kind="tick")
+        async def tick(job: awa.Job[Tick]) -> None:
+            await gate.wait()
+            ran.append(job.args.n)
+            clock.advance(0.001)  # each handler takes 1 ms
+
+        _insert(store, 400)
+        gate.set()
+        await client.start([("default", 4)])
+        try:
+            await until(lambda: len(ran) == 400)
+            runtime = client.runtime
+            assert runtime is not None
+            assert runtime.stats.claimed == 400
+            assert runtime.stats.claimed_ahead > 0, "short handlers were never claimed ahead"
+            assert max(store.limits) > 4, "no claim asked for more than the free slots"
+            assert max(store.limits) <= 8, "claimed further ahead than the concurrency"
+        finally:
+            await client.shutdown(timeout=1)
+        assert sorted(ran) == list(range(400))
+        assert store.count_jobs(state=JobState.COMPLETED) == 400
+
+    run(story)
+
+
+def test_without_claim_ahead_a_claim_asks_only_for_free_slots() -> None:
+    async def story() -> None:
+        clock = ManualClock()
+        store = RoundTrips(clock)
+        client = awa.AsyncClient(store=store)
+        done: list[int] = []
+
+        @client.task(Tick, kind="tick")
+        async def tick(job: awa.Job[Tick]) -> None:
+            done.append(job.args.n)
+            clock.advance(0.001)
+
+        _insert(store, 100)
+        await client.start([awa.QueueConfig(queue="default", concurrency=4, claim_ahead=False)])
+        try:
+            await until(lambda: len(done) == 100)
+            assert client.runtime is not None
+            assert client.runtime.stats.claimed_ahead == 0
+        finally:
+            await client.shutdown(timeout=1)
+        assert max(store.limits) <= 4
+
+    run(story)
+
+
+def test_shutdown_hands_back_jobs_claimed_ahead_without_spending_their_attempt() -> None:
+    async def story() -> None:
+        clock = ManualClock()
+        store = RoundTrips(clock)
+        client = awa.AsyncClient(store=store)
+        release = asyncio.Event()
+        started: list[int] = []
+
+        @client.task(Tick, kind="tick")
+        async def tick(job: awa.Job[Tick]) -> None:
+            started.append(job.args.n)
+            if len(started) > 40:  # the pace is learnt; then the slots stay busy
+                await release.wait()
+            clock.advance(0.001)
+
+        jobs = _insert(store, 80)
+        await client.start([("default", 4)])
+        runtime = client.runtime
+        assert runtime is not None
+        try:
+            await until(lambda: runtime.table.waiting("default") > 0)
+            held = [a.lease.job_id for a in runtime.table.attempts() if a.waiting_slot]
+        finally:
+            release.set()
+            await client.shutdown(timeout=1)
+        ran = {jobs[n].id for n in started}
+        handed_back = [job_id for job_id in held if job_id not in ran]
+        assert handed_back, "every job held ahead was started before the shutdown"
+        for job_id in handed_back:
+            after = store.get_job(job_id)
+            assert after.state is JobState.SCHEDULED
+            assert after.attempt == 0, "a job that never ran had its attempt spent"
+            assert after.errors == ()
+            assert after.run_at <= clock.now()  # due at once: the next promotion frees it
+
+    run(story)
+
+
+def test_a_job_cancelled_while_claimed_ahead_never_starts() -> None:
+    async def story() -> None:
+        clock = ManualClock()
+        store = RoundTrips(clock)
+        client = awa.AsyncClient(store=store)
+        release = asyncio.Event()
+        started: list[int] = []
+
+        @client.task(Tick, kind="tick")
+        async def tick(job: awa.Job[Tick]) -> None:
+            started.append(job.id)
+            if len(started) > 40:
+                await release.wait()
+            clock.advance(0.001)
+
+        _insert(store, 80)
+        await client.start([("default", 4)])
+        runtime = client.runtime
+        assert runtime is not None
+        try:
+            await until(lambda: runtime.table.waiting("default") > 0)
+            [victim] = [a for a in runtime.table.attempts() if a.waiting_slot][:1]
+            await client.cancel(victim.lease.job_id)
+            await until(lambda: victim.ended)  # the cancel hint reached the attempt
+            release.set()
+            await until(lambda: store.count_jobs(state=JobState.COMPLETED) == 79)
+        finally:
+            release.set()  # a failed step must not leave handlers blocked through shutdown
+            await client.shutdown(timeout=1)
+        assert victim.lease.job_id not in started
+        assert store.get_job(victim.lease.job_id).state is JobState.CANCELLED
+
+    run(story)

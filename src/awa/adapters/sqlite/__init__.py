@@ -4,6 +4,7 @@ library's ``sqlite3``) and its migrations. ``docs/sqlite.md`` says when to choos
 from awa.adapters.sqlite._errors import MIGRATE_HINT, SchemaNewerThanCode
 from awa.adapters.sqlite.migrations import LATEST_VERSION, migrate, schema_version
 from awa.adapters.sqlite.store import MEMORY, SqliteStore
+from awa.adapters.sqlite.url import sqlite_path
 
 __all__ = [
     "LATEST_VERSION",
@@ -13,4 +14,5 @@ __all__ = [
     "SqliteStore",
     "migrate",
     "schema_version",
+    "sqlite_path",
 ]

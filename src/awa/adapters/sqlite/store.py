@@ -13,6 +13,7 @@ Time is the injected clock's, else the system clock's: processes on one host sha
 
 from __future__ import annotations
 
+import os
 import random
 import sqlite3
 import threading
@@ -21,6 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
+from urllib.parse import quote
 
 from awa.adapters._core import JobQuery, StoreCore
 from awa.adapters._fencing import Locked, Writes, available_queues
@@ -42,6 +44,7 @@ from awa.adapters.sqlite._rows import (
 from awa.adapters.sqlite._sql import SQL
 from awa.adapters.sqlite.hints import HintPoller
 from awa.domain import (
+    DatabaseError,
     DlqEntry,
     FirePlan,
     Job,
@@ -98,7 +101,8 @@ class SqliteStore(StoreCore, WorkerPresence):
 
     Several threads share the store (one connection, one lock) and several processes share
     the file (SQLite's write lock, ``BEGIN IMMEDIATE``). The schema is migrated on open unless
-    ``migrate=False`` (then ``store.migrate()``, or ``awa migrate``, does it). ``clock``
+    ``migrate=False`` (then ``store.migrate()``, or ``awa migrate``, does it); a missing file
+    is created unless ``create=False`` (then it is a ``DatabaseError``). ``clock``
     replaces the system clock (tests, simulation); ``rng`` is the backoff jitter's source and
     makes callback ids reproducible. ``busy_timeout_s``: how long a write waits for another
     process's transaction; ``hint_poll_interval_s``: how often listeners look for other
@@ -111,12 +115,14 @@ class SqliteStore(StoreCore, WorkerPresence):
         clock: Clock | None = None,
         rng: random.Random | None = None,
         migrate: bool = True,
+        create: bool = True,
         busy_timeout_s: float = BUSY_TIMEOUT_S_DEFAULT,
         hint_poll_interval_s: float = HINT_POLL_INTERVAL_S_DEFAULT,
     ) -> None:
         if not isinstance(path, str) or not path or "\x00" in path:
             raise ValidationError(f"a SQLite database is a file path or ':memory:', got {path!r}")
         self.path = path
+        self._create = create
         self.busy_timeout_s = check_seconds("busy timeout", busy_timeout_s, allow_zero=True)
         self.hint_poll_interval_s = check_seconds(
             "hint poll interval", hint_poll_interval_s, allow_zero=False
@@ -130,6 +136,8 @@ class SqliteStore(StoreCore, WorkerPresence):
         self._poller: HintPoller | None = None
         self._closed = False
         self._hints_written = 0
+        if not create and path != MEMORY and not os.path.exists(path):
+            raise DatabaseError(f"no SQLite database at {path} (`awa migrate` creates one)")
         with translate_errors("opening the SQLite database"):
             self._conn = self._connect()
             if path != MEMORY:
@@ -141,8 +149,11 @@ class SqliteStore(StoreCore, WorkerPresence):
             self._schema_checked = False
 
     def _connect(self) -> sqlite3.Connection:
+        # mode=rw: open an existing file only (an operator's typo must not make an empty one)
+        where = self.path if self._create else f"file:{quote(self.path)}?mode=rw"
         conn = sqlite3.connect(
-            self.path,
+            where,
+            uri=not self._create,
             isolation_level=None,  # autocommit: each transaction is an explicit BEGIN
             check_same_thread=False,  # the store's lock serialises its use
             timeout=self.busy_timeout_s,

@@ -39,6 +39,7 @@ __all__ = [
     "schedule_from_row",
     "schedule_params",
     "time_of",
+    "write_params",
 ]
 
 JOB_COLUMNS = (
@@ -79,6 +80,8 @@ def time_of(stored: int | None) -> datetime | None:
 
 def dump_json(value: Any) -> str:
     """JSON text for a TEXT column; a value JSON cannot hold is the caller's input."""
+    if not value and isinstance(value, (dict, list, tuple)):  # most rows: nothing in it
+        return "[]" if isinstance(value, (list, tuple)) else "{}"
     try:
         return json.dumps(value, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
@@ -172,20 +175,30 @@ def job_from_row(row: Sequence[Any], offset: int = 0) -> Job:
 
 
 def job_params(job: Job) -> dict[str, Any]:
-    """Every column of ``job`` as a named parameter (``insert_job.sql``, ``write_job.sql``)."""
+    """Every column of ``job`` as a named parameter (``insert_job.sql``)."""
+    params = write_params(job)
+    params.update(
+        kind=job.kind,
+        queue=job.queue,
+        args=dump_json(job.args),
+        priority=job.priority,
+        max_attempts=job.max_attempts,
+        created_at=micros(job.created_at),
+        tags=dump_json(job.tags),
+        unique_key=job.unique_key,
+        unique_states=_states_mask(job.unique_states) if job.unique_key is not None else None,
+    )
+    return params
+
+
+def write_params(job: Job) -> dict[str, Any]:
+    """The columns a decision may change, as named parameters (``write_job.sql``)."""
     return {
         "id": job.id,
-        "kind": job.kind,
-        "queue": job.queue,
-        "args": dump_json(job.args),
         "state": job.state.value,
-        "priority": job.priority,
         "attempt": job.attempt,
-        "max_attempts": job.max_attempts,
         "run_lease": job.run_lease,
         "run_at": micros(job.run_at),
-        "created_at": micros(job.created_at),
-        "tags": dump_json(list(job.tags)),
         "metadata": dump_json(job.metadata),
         "errors": _errors_json(job.errors),
         "attempted_at": micros(job.attempted_at),
@@ -196,8 +209,6 @@ def job_params(job: Job) -> dict[str, Any]:
         "callback_id": job.callback_id,
         "callback_timeout_at": micros(job.callback_timeout_at),
         "callback_result": None if job.callback_result is None else dump_json(job.callback_result),
-        "unique_key": job.unique_key,
-        "unique_states": _states_mask(job.unique_states) if job.unique_key is not None else None,
     }
 
 

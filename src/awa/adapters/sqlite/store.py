@@ -40,6 +40,7 @@ from awa.adapters.sqlite._rows import (
     schedule_from_row,
     schedule_params,
     time_of,
+    write_params,
 )
 from awa.adapters.sqlite._sql import SQL
 from awa.adapters.sqlite.hints import HintPoller
@@ -270,8 +271,13 @@ class SqliteStore(StoreCore, WorkerPresence):
                 return []
             now = tx.now()
             params = {"queue": queue, "now": micros(now), "limit": limit}
-            candidates = [job_from_row(r) for r in tx.conn.execute(SQL["claim_candidates"], params)]
-            candidates.sort(key=lambda job: decisions.claim_order(job, now, priority_aging_s))
+            if priority_aging_s:  # the domain orders the first few of every priority
+                rows = tx.conn.execute(SQL["claim_candidates_aged"], params)
+                candidates = [job_from_row(row) for row in rows]
+                candidates.sort(key=lambda job: decisions.claim_order(job, now, priority_aging_s))
+            else:  # the index's order is the claim order
+                rows = tx.conn.execute(SQL["claim_candidates"], params)
+                candidates = [job_from_row(row) for row in rows]
             claimed = [decisions.claim(j, now, deadline_duration_s) for j in candidates[:limit]]
             tx.write_jobs(claimed)
             return claimed
@@ -677,7 +683,7 @@ class _SqliteTransaction:
         # jobs that hold no unique key are written first: one releasing a key must not be
         # written after another taking it, or the unique index would see two holders between
         ordered = sorted(jobs, key=holds_unique_key)
-        self.conn.executemany(SQL["write_job"], map(job_params, ordered))
+        self.conn.executemany(SQL["write_job"], map(write_params, ordered))
 
     def wake(self, jobs: Sequence[Job]) -> None:
         """One wake-up per queue that got available jobs (heard once committed)."""
@@ -691,10 +697,12 @@ class _SqliteTransaction:
         for job_id, reason in writes.dead_letters.items():
             conn.execute(SQL["copy_to_dlq"], {"id": job_id, "reason": reason, "now": now})
             conn.execute(SQL["delete_job"], {"id": job_id})
-        for job in writes.restored:
-            conn.execute(SQL["delete_dead_letter"], {"id": job.id})
-        conn.executemany(SQL["insert_job"], map(job_params, writes.restored))
-        conn.executemany(SQL["upsert_schedule"], map(schedule_params, writes.schedules))
+        if writes.restored:
+            for job in writes.restored:
+                conn.execute(SQL["delete_dead_letter"], {"id": job.id})
+            conn.executemany(SQL["insert_job"], map(job_params, writes.restored))
+        if writes.schedules:
+            conn.executemany(SQL["upsert_schedule"], map(schedule_params, writes.schedules))
         self.events.extend(CancelRequested(lease) for lease in writes.cancelled)
         self.events.extend(CallbackResolved(lease) for lease in writes.answered)
         self.events.extend(JobsAvailable(queue) for queue in writes.available_queues())

@@ -1,6 +1,7 @@
 """The SQLite store through the whole library, and the same workload on PostgreSQL as a
 reference: insert one by one and in bulk, drain with one and with four worker processes,
-and pickup latency (insert -> handler start) to an idle worker process.
+pickup latency (insert -> handler start) to an idle worker process, and the CPU an idle
+worker process uses.
 
     python bench/sqlite_bench.py                                  # a SQLite file in /tmp
     python bench/sqlite_bench.py --url sqlite:////var/tmp/b.db    # a SQLite file of yours
@@ -149,6 +150,28 @@ async def pickup(url: str) -> dict[str, float]:
     return {"p50_ms": q[49] * 1000, "p95_ms": q[94] * 1000, "p99_ms": q[98] * 1000}
 
 
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds a process used so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def idle_cpu(url: str, seconds: float = 10.0) -> float:
+    """Percent of one core an idle worker process uses, waiting for work that never comes."""
+    reset(url)
+    client = awa.AsyncClient(url)
+    await client.migrate()
+    await client.close()
+    with tempfile.TemporaryDirectory() as out:
+        [proc] = _workers(url, 1, "noop", Path(out))
+        await asyncio.sleep(2)  # past start-up
+        before = _cpu_s(proc.pid)
+        await asyncio.sleep(seconds)
+        used = _cpu_s(proc.pid) - before
+        _stop([proc])
+    return 100 * used / seconds
+
+
 def worker(url: str, mode: str, out: str) -> None:
     """A worker process: ``noop`` handlers, or ``latency`` ones that note insert -> start."""
 
@@ -176,6 +199,7 @@ async def main(url: str, jobs: int, reps: int) -> None:
         report(url, "drain_1_process", jobs_per_s=await drain(url, jobs, 1))
         report(url, "drain_4_processes", jobs_per_s=await drain(url, jobs, 4))
         report(url, "pickup", **await pickup(url))
+        report(url, "idle_worker", cpu_percent=await idle_cpu(url))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The dashboard under test: ``store`` runs a test once per store (memory, SQLite, then
-PostgreSQL, all on a ManualClock); ``dashboard(...)`` builds the app on it and a client that talks to it from
-127.0.0.1, as a browser on this machine would; ``act`` confirms an action the way a person
-does, by posting the form of its confirmation page."""
+PostgreSQL, all on a ManualClock); ``dashboard(...)`` builds the app on it and a client that
+talks to it from 127.0.0.1, as a browser on this machine would; ``act`` confirms an action the
+way a person does, by posting the form of its confirmation page."""
 
 from __future__ import annotations
 

@@ -126,7 +126,7 @@ class SqliteStore(StoreCore, WorkerPresence):
         self._create = create
         # SQLite's own busy handler: it sleeps 1, 2, 5 ... 100 ms between tries, which lets a
         # process that has the lock keep it for a few transactions, its page cache warm (a
-        # handler retrying every millisecond drained 4 processes 30-40% slower: docs/sqlite.md)
+        # handler retrying every millisecond drained 4 processes 30-40% slower: performance.md)
         self.busy_timeout_s = check_seconds("busy timeout", busy_timeout_s, allow_zero=True)
         self.hint_poll_interval_s = check_seconds(
             "hint poll interval", hint_poll_interval_s, allow_zero=False

@@ -146,3 +146,14 @@ def test_a_lease_from_another_store_is_fenced_like_its_own(tmp_path: Path) -> No
         assert late.reason is StaleReason.LEASE_SUPERSEDED
         [done] = second.finish([Finish(again.lease, Complete())])
         assert isinstance(done, Applied)
+
+
+def test_the_hint_log_stays_bounded(tmp_path: Path) -> None:
+    path = tmp_path / "jobs.db"
+    with SqliteStore(str(path)) as store:
+        for _ in range(1400):  # one hint each: work available on "default"
+            store.insert([NewJob(kind="k")])
+    with sqlite3.connect(path) as conn:
+        [(kept, newest)] = conn.execute("SELECT count(*), max(id) FROM awa_hints").fetchall()
+    assert newest == 1400
+    assert 1000 <= kept < 1000 + 256  # pruned to the newest 1,000 every 256 hints

@@ -1,6 +1,7 @@
-"""Runtime stories under a ManualClock, no real sleeps for time, on either backend: the
-``backend`` fixture runs each story on the memory store and on PostgreSQL (a store with the
-manual clock injected, on the session's database emptied for the test)."""
+"""Runtime stories under a ManualClock, no real sleeps for time, on every backend: the
+``backend`` fixture runs each story on the memory store, on SQLite (a file in the test's
+temporary directory) and on PostgreSQL (a store with the manual clock injected, on the
+session's database emptied for the test)."""
 
 from __future__ import annotations
 
@@ -110,6 +111,13 @@ class Backend:
     def store(self, clock: ManualClock) -> ClaimStore:
         if self.name == "memory":
             return MemoryStore(clock, rng=random.Random(5))
+        if self.name == "sqlite":
+            from awa.adapters.sqlite import SqliteStore
+
+            folder = self._request.getfixturevalue("tmp_path")
+            made = SqliteStore(str(folder / "jobs.db"), clock=clock, rng=random.Random(5))
+            self._close.append(made.close)
+            return made
         from awa.adapters.postgres import PostgresStore
 
         url = self._request.getfixturevalue("pg_clean_url")
@@ -128,7 +136,7 @@ class Backend:
 
 
 @pytest.fixture(
-    params=["memory", pytest.param("postgres", marks=pytest.mark.postgres)],
+    params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)],
 )
 def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
     chosen = Backend(str(request.param), request)

@@ -117,10 +117,15 @@ def test_a_worker_400s_ahead_of_the_database_completes_jobs(pg_clean_url: str) -
 
 
 def _real_time_store(backend: Backend) -> tuple[ClaimStore, list[Any]]:
-    """The backend's store on real time: the memory store on the system clock, or PostgreSQL
-    on the database's clock."""
+    """The backend's store on real time: the memory store or SQLite on the system clock, or
+    PostgreSQL on the database's clock."""
     if backend.name == "memory":
         return MemoryStore(), []
+    if backend.name == "sqlite":
+        from awa.adapters.sqlite import SqliteStore
+
+        made = SqliteStore(str(backend._request.getfixturevalue("tmp_path") / "real-time.db"))
+        return made, [made.close]
     from awa.adapters.postgres import PostgresStore
 
     store = PostgresStore(backend._request.getfixturevalue("pg_clean_url"))

@@ -1,7 +1,7 @@
-"""The dashboard under test: ``store`` runs a test once per store (memory, then PostgreSQL, both
-on a ManualClock); ``dashboard(...)`` builds the app on it and a client that talks to it from
-127.0.0.1, as a browser on this machine would; ``act`` confirms an action the way a person
-does, by posting the form of its confirmation page."""
+"""The dashboard under test: ``store`` runs a test once per store (memory, SQLite, then
+PostgreSQL, all on a ManualClock); ``dashboard(...)`` builds the app on it and a client that
+talks to it from 127.0.0.1, as a browser on this machine would; ``act`` confirms an action the
+way a person does, by posting the form of its confirmation page."""
 
 from __future__ import annotations
 
@@ -33,10 +33,17 @@ def clock() -> ManualClock:
     return ManualClock()
 
 
-@pytest.fixture(params=["memory", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def store(request: pytest.FixtureRequest, clock: ManualClock) -> Iterator[ClaimStore]:
     if request.param == "memory":
         yield MemoryStore(clock, rng=random.Random(3))
+        return
+    if request.param == "sqlite":
+        from awa.adapters.sqlite import SqliteStore
+
+        path = request.getfixturevalue("tmp_path") / "jobs.db"
+        with SqliteStore(str(path), clock=clock, rng=random.Random(3)) as made:
+            yield made
         return
     from awa.adapters.postgres import PostgresStore
 

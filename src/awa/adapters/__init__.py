@@ -1,5 +1,6 @@
-"""Store adapters: ``memory`` (reference, ships for your tests) and ``postgres``, opened by URL
-with ``open_store``; ``StoreCore`` is what an adapter builds on (``docs/store-adapters.md``)."""
+"""Store adapters: ``memory`` (reference, ships for your tests), ``postgres`` and ``sqlite``,
+opened by URL with ``open_store``; ``StoreCore`` is what an adapter builds on
+(``docs/store-adapters.md``)."""
 
 from awa.adapters._core import StoreCore, Transaction, UniqueKeyRace
 from awa.adapters._fencing import Locked, Writes

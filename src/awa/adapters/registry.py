@@ -38,7 +38,8 @@ def schemes() -> list[str]:
 
 def open_store(url: str) -> ClaimStore:
     """The store a URL names: ``postgresql://...`` (or ``postgres://``, or a libpq
-    ``key=value`` connection string), ``memory://``."""
+    ``key=value`` connection string), ``sqlite:///jobs.db`` (``sqlite:////abs/jobs.db``,
+    ``sqlite:///:memory:``), ``memory://``."""
     if not isinstance(url, str):
         raise ValidationError(f"a store URL is a string, got {type(url).__name__}")
     scheme = _scheme(url)
@@ -78,6 +79,13 @@ def _memory(url: str) -> ClaimStore:
     return MemoryStore()
 
 
+def _sqlite(url: str) -> ClaimStore:
+    from awa.adapters.sqlite import SqliteStore, sqlite_path
+
+    return SqliteStore(sqlite_path(url))
+
+
 for _name in ("postgresql", "postgres"):
     register_scheme(_name, _postgres)
 register_scheme("memory", _memory)
+register_scheme("sqlite", _sqlite)

@@ -1,9 +1,11 @@
 """Where the CLI's database comes from, and the store it opens there.
 
-The store is the PostgreSQL adapter's own ``PostgresStore``, so a command gets the bounded
-connections every awa process gets (connect timeout, keepalives, statement timeout, UTC): an
-unreachable server is a one-line ``DatabaseError`` naming host and port on the store's first
-call, and no error shows a password (``awa.redaction``)."""
+A ``sqlite:`` URL opens a ``SqliteStore`` on an existing file (only ``awa migrate`` creates
+one, and only it migrates). Any other URL opens the PostgreSQL adapter's own
+``PostgresStore``, so a command gets the bounded connections every awa process gets (connect
+timeout, keepalives, statement timeout, UTC): an unreachable server is a one-line
+``DatabaseError`` naming host and port on the store's first call, and no error shows a
+password (``awa.redaction``)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from awa.domain import DatabaseError
 
 if TYPE_CHECKING:
     from awa.adapters.postgres import PostgresStore
+    from awa.adapters.sqlite import SqliteStore
 
 __all__ = ["POOL_SIZE", "URL_ENV_VARS", "database_url", "open_store"]
 
@@ -46,15 +49,22 @@ def _keep_pool_log_off_stderr() -> None:
 
 @contextmanager
 def open_store(
-    url: str, *, pool_size: int = POOL_SIZE, check_now: bool = False
-) -> Iterator[PostgresStore]:
-    """A ``PostgresStore`` on ``url``, closed on leaving.
+    url: str, *, pool_size: int = POOL_SIZE, check_now: bool = False, migrating: bool = False
+) -> Iterator[PostgresStore | SqliteStore]:
+    """A ``PostgresStore`` on ``url`` (a ``SqliteStore`` on a ``sqlite:`` URL, which
+    ``migrating`` may create), closed on leaving.
 
     Its first call names an unreachable server; the pool, meanwhile connecting in the
     background, would report the same failure again as a multi-line log record on stderr, so
     its records are not printed by logging's last resort (a handler you configure still gets
     them). ``check_now`` proves the server answers before the pool starts, for what uses the
     pool without that first call: ``migrate`` and the HTTP receiver."""
+    if url[:7].lower() == "sqlite:":
+        from awa.adapters.sqlite import SqliteStore, sqlite_path
+
+        with SqliteStore(sqlite_path(url), migrate=False, create=migrating) as sqlite_store:
+            yield sqlite_store
+        return
     from awa.adapters.postgres import PostgresStore
     from awa.adapters.postgres.connections import Bounds, connector
 

@@ -20,7 +20,9 @@ def add_parser(commands: Commands) -> None:
 
 
 def migrate(args: argparse.Namespace, session: Session) -> None:
+    from awa.adapters.postgres import PostgresStore
     from awa.adapters.postgres.migrations import LATEST_VERSION, MIGRATIONS
+    from awa.adapters.sqlite import LATEST_VERSION as SQLITE_LATEST_VERSION
 
     if args.sql:
         if args.json:
@@ -46,14 +48,15 @@ def migrate(args: argparse.Namespace, session: Session) -> None:
             session.stdout.write(m.sql if m.sql.endswith("\n") else m.sql + "\n")
         return
     # check_now: the store migrates on a pool connection without its first-call check
-    with open_store(session.database_url(args), check_now=True) as store:
+    with open_store(session.database_url(args), check_now=True, migrating=True) as store:
         applied = store.migrate()
+        latest = LATEST_VERSION if isinstance(store, PostgresStore) else SQLITE_LATEST_VERSION
     if args.json:
-        out.print_json({"applied": applied, "version": LATEST_VERSION}, session.stdout)
+        out.print_json({"applied": applied, "version": latest}, session.stdout)
     elif applied:
         versions = ", ".join(str(v) for v in applied)
         out.print_line(
-            f"applied migration(s) {versions}; schema at version {LATEST_VERSION}", session.stdout
+            f"applied migration(s) {versions}; schema at version {latest}", session.stdout
         )
     else:
-        out.print_line(f"nothing to do; schema already at version {LATEST_VERSION}", session.stdout)
+        out.print_line(f"nothing to do; schema already at version {latest}", session.stdout)

@@ -1,0 +1,298 @@
+"""The row boundary of the SQLite adapter: rows to domain values and domain values to named
+parameters.
+
+Times are INTEGER microseconds since the Unix epoch (UTC), so SQL compares and orders them as
+numbers and a ``datetime`` comes back exactly as it went in. JSON values are TEXT written with
+``ensure_ascii`` (so any Python string, even a lone surrogate, round-trips as the in-memory
+store keeps it). A unique job's states are the PostgreSQL adapter's bit mask.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime, timedelta, timezone
+from typing import Any, overload
+
+from awa.domain import (
+    DlqEntry,
+    ErrorEntry,
+    Job,
+    JobState,
+    NewJob,
+    Schedule,
+    ScheduleRecord,
+    Unique,
+    ValidationError,
+)
+
+__all__ = [
+    "JOB_COLUMNS",
+    "JOB_WIDTH",
+    "SCHEDULE_COLUMNS",
+    "dlq_entry_from_row",
+    "dump_json",
+    "job_from_row",
+    "job_params",
+    "load_json",
+    "micros",
+    "schedule_from_row",
+    "schedule_params",
+    "time_of",
+    "write_params",
+]
+
+JOB_COLUMNS = (
+    "id", "kind", "queue", "args", "state", "priority", "attempt", "max_attempts", "run_lease",
+    "run_at", "created_at", "tags", "metadata", "errors", "attempted_at", "heartbeat_at",
+    "deadline_at", "finalized_at", "progress", "callback_id", "callback_timeout_at",
+    "callback_result", "unique_key", "unique_states",
+)  # fmt: skip
+JOB_WIDTH = len(JOB_COLUMNS)
+SCHEDULE_COLUMNS = (
+    "name", "cron", "timezone", "missed_fire_policy", "kind", "queue", "args", "priority",
+    "max_attempts", "tags", "metadata", "unique_options", "paused", "next_fire_at",
+    "last_fire_at", "created_at", "updated_at",
+)  # fmt: skip
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MICROSECOND = timedelta(microseconds=1)
+_STATES = {state.value: state for state in JobState}
+#: each state's bit in a unique-states mask, in the order of ``JobState`` (migration 0001)
+_STATE_BITS = {state: 1 << position for position, state in enumerate(JobState)}
+
+
+@overload
+def micros(when: datetime) -> int: ...
+@overload
+def micros(when: None) -> None: ...
+def micros(when: datetime | None) -> int | None:
+    """A time as stored: whole microseconds since the epoch."""
+    return None if when is None else (when - _EPOCH) // _MICROSECOND
+
+
+@overload
+def time_of(stored: int) -> datetime: ...
+@overload
+def time_of(stored: None) -> None: ...
+def time_of(stored: int | None) -> datetime | None:
+    return None if stored is None else _EPOCH + stored * _MICROSECOND
+
+
+def dump_json(value: Any) -> str:
+    """JSON text for a TEXT column; a value JSON cannot hold is the caller's input."""
+    if not value and isinstance(value, (dict, list, tuple)):  # most rows: nothing in it
+        return "[]" if isinstance(value, (list, tuple)) else "{}"
+    try:
+        return json.dumps(value, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"value cannot be stored as JSON: {exc}") from None
+    except RecursionError:
+        raise ValidationError("value is nested too deeply to be stored as JSON") from None
+
+
+def load_json(text: str | None) -> Any:
+    if text is None:
+        return None
+    if text == "{}":  # most rows: no metadata, no args
+        return {}
+    return json.loads(text)
+
+
+def _errors_json(errors: Sequence[ErrorEntry]) -> str:
+    if not errors:
+        return "[]"
+    entries = []
+    for error in errors:
+        entry: dict[str, Any] = {"error": error.error, "attempt": error.attempt}
+        entry["at"] = micros(error.at)
+        if error.terminal:
+            entry["terminal"] = True
+        if error.traceback is not None:
+            entry["traceback"] = error.traceback
+        entries.append(entry)
+    return dump_json(entries)
+
+
+def _errors_of(text: str) -> tuple[ErrorEntry, ...]:
+    if text == "[]":
+        return ()
+    return tuple(
+        ErrorEntry(
+            error=entry["error"],
+            attempt=entry["attempt"],
+            at=time_of(entry["at"]),
+            terminal=entry.get("terminal", False),
+            traceback=entry.get("traceback"),
+        )
+        for entry in json.loads(text)
+    )
+
+
+def _states_mask(states: frozenset[JobState]) -> int | None:
+    return sum(_STATE_BITS[state] for state in states) or None
+
+
+def _states_of(mask: int | None) -> frozenset[JobState]:
+    if not mask:
+        return frozenset()
+    return frozenset(state for state, bit in _STATE_BITS.items() if mask & bit)
+
+
+def job_from_row(row: Sequence[Any], offset: int = 0) -> Job:
+    """The job in ``row[offset:offset + JOB_WIDTH]``, in ``JOB_COLUMNS`` order."""
+    (
+        id_, kind, queue, args, state, priority, attempt, max_attempts, run_lease, run_at,
+        created_at, tags, metadata, errors, attempted_at, heartbeat_at, deadline_at,
+        finalized_at, progress, callback_id, callback_timeout_at, callback_result, unique_key,
+        unique_states,
+    ) = row[offset : offset + JOB_WIDTH]  # fmt: skip
+    return Job(
+        id=id_,
+        kind=kind,
+        queue=queue,
+        args=load_json(args),
+        state=_STATES[state],
+        priority=priority,
+        attempt=attempt,
+        max_attempts=max_attempts,
+        run_lease=run_lease,
+        run_at=time_of(run_at),
+        created_at=time_of(created_at),
+        tags=tuple(json.loads(tags)) if tags != "[]" else (),
+        metadata=load_json(metadata),
+        errors=_errors_of(errors),
+        attempted_at=time_of(attempted_at),
+        heartbeat_at=time_of(heartbeat_at),
+        deadline_at=time_of(deadline_at),
+        finalized_at=time_of(finalized_at),
+        progress=load_json(progress),
+        callback_id=callback_id,
+        callback_timeout_at=time_of(callback_timeout_at),
+        callback_result=load_json(callback_result),
+        unique_key=unique_key,
+        unique_states=_states_of(unique_states),
+    )
+
+
+def job_params(job: Job) -> dict[str, Any]:
+    """Every column of ``job`` as a named parameter (``insert_job.sql``)."""
+    params = write_params(job)
+    params.update(
+        kind=job.kind,
+        queue=job.queue,
+        args=dump_json(job.args),
+        priority=job.priority,
+        max_attempts=job.max_attempts,
+        created_at=micros(job.created_at),
+        tags=dump_json(job.tags),
+        unique_key=job.unique_key,
+        unique_states=_states_mask(job.unique_states) if job.unique_key is not None else None,
+    )
+    return params
+
+
+def write_params(job: Job) -> dict[str, Any]:
+    """The columns a decision may change, as named parameters (``write_job.sql``)."""
+    return {
+        "id": job.id,
+        "state": job.state.value,
+        "attempt": job.attempt,
+        "run_lease": job.run_lease,
+        "run_at": micros(job.run_at),
+        "metadata": dump_json(job.metadata),
+        "errors": _errors_json(job.errors),
+        "attempted_at": micros(job.attempted_at),
+        "heartbeat_at": micros(job.heartbeat_at),
+        "deadline_at": micros(job.deadline_at),
+        "finalized_at": micros(job.finalized_at),
+        "progress": None if job.progress is None else dump_json(job.progress),
+        "callback_id": job.callback_id,
+        "callback_timeout_at": micros(job.callback_timeout_at),
+        "callback_result": None if job.callback_result is None else dump_json(job.callback_result),
+    }
+
+
+def dlq_entry_from_row(row: Sequence[Any]) -> DlqEntry:
+    """The job columns, then ``dlq_reason`` and ``dlq_at``."""
+    return DlqEntry(
+        job=job_from_row(row), reason=row[JOB_WIDTH], dlq_at=time_of(row[JOB_WIDTH + 1])
+    )
+
+
+def _unique_options(unique: Unique | None) -> str | None:
+    if unique is None:
+        return None
+    by_args = list(unique.by_args) if isinstance(unique.by_args, tuple) else unique.by_args
+    options = {
+        "by_args": by_args,
+        "by_queue": unique.by_queue,
+        "period": unique.period,
+        "states": [state.value for state in JobState if state in unique.states],
+    }
+    return dump_json(options)
+
+
+def _unique_of(text: str | None) -> Unique | None:
+    if text is None:
+        return None
+    options = json.loads(text)
+    return Unique(
+        by_args=options["by_args"],
+        by_queue=options["by_queue"],
+        period=options["period"],
+        states=options["states"],
+    )
+
+
+def schedule_from_row(row: Sequence[Any]) -> ScheduleRecord:
+    """A schedule row, in ``SCHEDULE_COLUMNS`` order."""
+    (
+        name, cron, timezone_name, missed_fire_policy, kind, queue, args, priority, max_attempts,
+        tags, metadata, unique_options, paused, next_fire_at, last_fire_at, created_at,
+        updated_at,
+    ) = row  # fmt: skip
+    job = NewJob(
+        kind=kind,
+        queue=queue,
+        args=load_json(args),
+        priority=priority,
+        max_attempts=max_attempts,
+        tags=tuple(json.loads(tags)),
+        metadata=load_json(metadata),
+        unique=_unique_of(unique_options),
+    )
+    schedule = Schedule(
+        name=name, cron=cron, job=job, timezone=timezone_name, missed_fire_policy=missed_fire_policy
+    )
+    return ScheduleRecord(
+        schedule=schedule,
+        next_fire_at=time_of(next_fire_at),
+        last_fire_at=time_of(last_fire_at),
+        paused=bool(paused),
+        created_at=time_of(created_at),
+        updated_at=time_of(updated_at),
+    )
+
+
+def schedule_params(record: ScheduleRecord) -> dict[str, Any]:
+    """Every column of a schedule as a named parameter (``upsert_schedule.sql``)."""
+    job = record.schedule.job
+    return {
+        "name": record.name,
+        "cron": record.schedule.cron,
+        "timezone": record.schedule.timezone,
+        "missed_fire_policy": record.schedule.missed_fire_policy,
+        "kind": job.kind,
+        "queue": job.queue,
+        "args": dump_json(job.args),
+        "priority": job.priority,
+        "max_attempts": job.max_attempts,
+        "tags": dump_json(list(job.tags)),
+        "metadata": dump_json(job.metadata),
+        "unique_options": _unique_options(job.unique),
+        "paused": int(record.paused),
+        "next_fire_at": micros(record.next_fire_at),
+        "last_fire_at": micros(record.last_fire_at),
+        "created_at": micros(record.created_at),
+        "updated_at": micros(record.updated_at),
+    }

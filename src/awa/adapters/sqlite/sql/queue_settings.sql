@@ -1,0 +1,2 @@
+-- Purpose: every queue's settings. Parameters: none.
+SELECT queue, paused, dlq_enabled, finished_retention_us, dlq_retention_us FROM awa_queues

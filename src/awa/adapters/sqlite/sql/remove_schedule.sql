@@ -1,0 +1,2 @@
+-- Purpose: delete one schedule. Parameters: name.
+DELETE FROM awa_schedules WHERE name = :name

@@ -1,0 +1,711 @@
+"""The SQLite claim store: ``awa.ports.ClaimStore`` on the standard library's ``sqlite3``.
+
+The lifecycle is ``StoreCore``'s (argument checks, the fenced-write loop, every decision);
+this module supplies its primitives. Every write runs in one ``BEGIN IMMEDIATE`` transaction,
+which takes the file's write lock before it reads: what a transaction read stays as it read it
+until it commits, across every process on the file, so "lock these rows" is a read and each
+transition is the domain's own (``awa.domain.decisions``), written back with ``write_job.sql``.
+Readers never wait (WAL mode); a writer that finds the lock taken waits up to
+``busy_timeout_s``.
+
+Time is the injected clock's, else the system clock's: processes on one host share it.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sqlite3
+import threading
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import quote
+
+from awa.adapters._core import JobQuery, StoreCore
+from awa.adapters._fencing import Locked, Writes, available_queues
+from awa.adapters._presence import WorkerPresence
+from awa.adapters.sqlite import migrations
+from awa.adapters.sqlite._errors import translate_errors
+from awa.adapters.sqlite._rows import (
+    JOB_WIDTH,
+    dlq_entry_from_row,
+    dump_json,
+    job_from_row,
+    job_params,
+    load_json,
+    micros,
+    schedule_from_row,
+    schedule_params,
+    time_of,
+    write_params,
+)
+from awa.adapters.sqlite._sql import SQL
+from awa.adapters.sqlite.hints import HintPoller
+from awa.domain import (
+    DatabaseError,
+    DlqEntry,
+    FirePlan,
+    Job,
+    JobState,
+    Lease,
+    NewJob,
+    OnConflict,
+    ScheduleRecord,
+    ValidationError,
+    decisions,
+    holds_unique_key,
+)
+from awa.domain.rescue import rescue_cause
+from awa.domain.unique import Blocked, answer_inserts, blocked_inserts, refuse_blocked
+from awa.domain.validation import check_seconds
+from awa.ports import (
+    CallbackResolved,
+    CancelRequested,
+    Clock,
+    Event,
+    JobsAvailable,
+    QueueSettings,
+    QueueStats,
+    SystemClock,
+    UnhandledKind,
+)
+from awa.ports.checks import check_listener
+from awa.ports.summary import ENDED_WINDOW_S, DlqGroup, QueueSummary, StateGroup, build_summary
+
+__all__ = ["MEMORY", "SqliteStore"]
+
+#: the path of a throwaway database that lives as long as its store
+MEMORY = ":memory:"
+BUSY_TIMEOUT_S_DEFAULT = 30.0
+HINT_POLL_INTERVAL_S_DEFAULT = 0.025
+#: the leadership name maintenance takes (a row of awa_leader)
+MAINTENANCE_LEADERSHIP = "maintenance"
+# hint rows kept for listeners of other processes (prune_hints.sql); pruned every so often
+_HINTS_KEPT = 1000
+_PRUNE_EVERY = 256
+_STATES = {state.value: state for state in JobState}
+
+
+def _seconds(stored_us: int | None) -> float | None:
+    return None if stored_us is None else stored_us / 1_000_000
+
+
+def _us(seconds: float | None) -> int | None:
+    return None if seconds is None else round(seconds * 1_000_000)
+
+
+class SqliteStore(StoreCore, WorkerPresence):
+    """``ClaimStore`` in one SQLite file (or ``":memory:"``, gone with the store).
+
+    Several threads share the store (one connection, one lock) and several processes share
+    the file (SQLite's write lock, ``BEGIN IMMEDIATE``). The schema is migrated on open unless
+    ``migrate=False`` (then ``store.migrate()``, or ``awa migrate``, does it); a missing file
+    is created unless ``create=False`` (then it is a ``DatabaseError``). ``clock``
+    replaces the system clock (tests, simulation); ``rng`` is the backoff jitter's source and
+    makes callback ids reproducible. ``busy_timeout_s``: how long a write waits for another
+    process's transaction; ``hint_poll_interval_s``: how often listeners look for other
+    processes' hints."""
+
+    def __init__(
+        self,
+        path: str,
+        *,
+        clock: Clock | None = None,
+        rng: random.Random | None = None,
+        migrate: bool = True,
+        create: bool = True,
+        busy_timeout_s: float = BUSY_TIMEOUT_S_DEFAULT,
+        hint_poll_interval_s: float = HINT_POLL_INTERVAL_S_DEFAULT,
+    ) -> None:
+        if not isinstance(path, str) or not path or "\x00" in path:
+            raise ValidationError(f"a SQLite database is a file path or ':memory:', got {path!r}")
+        self.path = path
+        self._create = create
+        # SQLite's own busy handler: it sleeps 1, 2, 5 ... 100 ms between tries, which lets a
+        # process that has the lock keep it for a few transactions, its page cache warm (a
+        # handler retrying every millisecond drained 4 processes 30-40% slower: performance.md)
+        self.busy_timeout_s = check_seconds("busy timeout", busy_timeout_s, allow_zero=True)
+        self.hint_poll_interval_s = check_seconds(
+            "hint poll interval", hint_poll_interval_s, allow_zero=False
+        )
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        self._seeded_rng = rng
+        self.rng = rng if rng is not None else random.Random()
+        self._origin = uuid.uuid4().hex
+        self._lock = threading.RLock()
+        self._listeners: list[Callable[[Event], None]] = []
+        self._poller: HintPoller | None = None
+        self._closed = False
+        self._hints_written = 0
+        if not create and path != MEMORY and not os.path.exists(path):
+            raise DatabaseError(f"no SQLite database at {path} (`awa migrate` creates one)")
+        with translate_errors("opening the SQLite database"):
+            self._conn = self._connect()
+            if path != MEMORY:
+                self._conn.execute("PRAGMA journal_mode = WAL")
+            if migrate:
+                version = migrations.schema_version(self._conn)
+                if version is None or version < migrations.LATEST_VERSION:
+                    migrations.migrate(self._conn, self.clock.now())
+            self._schema_checked = False
+
+    def _connect(self) -> sqlite3.Connection:
+        # mode=rw: open an existing file only (an operator's typo must not make an empty one)
+        where = self.path if self._create else f"file:{quote(self.path)}?mode=rw"
+        conn = sqlite3.connect(
+            where,
+            uri=not self._create,
+            isolation_level=None,  # autocommit: each transaction is an explicit BEGIN
+            check_same_thread=False,  # the store's lock serialises its use
+            timeout=self.busy_timeout_s,
+        )
+        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
+        # WAL: a commit appends to the log without fsync; a killed process loses nothing
+        # committed, a power cut may lose the last commits but never corrupts the file
+        conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+
+    # -- plumbing -------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Stop the hint poller and close the connection (a ``":memory:"`` store is gone)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            poller, self._poller = self._poller, None
+        if poller is not None:
+            poller.stop()
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> SqliteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def migrate(self) -> list[int]:
+        """Bring the schema up to date (``awa migrate``); returns the versions applied."""
+        with self._lock, translate_errors("migrating the awa schema"):
+            applied = migrations.migrate(self._conn, self.clock.now())
+        self._schema_checked = True
+        return applied
+
+    @contextmanager
+    def _connection(self, action: str) -> Iterator[sqlite3.Connection]:
+        """The connection, for this thread alone, on a file whose schema was checked."""
+        with self._lock, translate_errors(action):
+            if self._closed:
+                raise sqlite3.ProgrammingError("the store is closed")
+            if not self._schema_checked:
+                migrations.check_schema(self._conn)
+                self._schema_checked = True
+            yield self._conn
+
+    @contextmanager
+    def _transaction(self, action: str) -> Iterator[_SqliteTransaction]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT``; the hints it raised reach this store's
+        listeners once it committed (and other processes' through ``awa_hints``)."""
+        with self._connection(action) as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            tx = _SqliteTransaction(self, conn, self.clock.now())
+            try:
+                yield tx
+                if tx.events:
+                    self._write_hints(conn, tx.events)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            listeners = list(self._listeners)
+        for event in tx.events:
+            for listener in listeners:
+                listener(event)
+
+    def _write_hints(self, conn: sqlite3.Connection, events: Sequence[Event]) -> None:
+        rows: list[tuple[str, str | None, int | None, int | None]] = []
+        for event in events:
+            if isinstance(event, JobsAvailable):
+                rows.append(("available", event.queue, None, None))
+            else:
+                kind = "cancel" if isinstance(event, CancelRequested) else "callback"
+                rows.append((kind, None, event.lease.job_id, event.lease.run_lease))
+        conn.executemany(
+            SQL["add_hint"],
+            [
+                {"origin": self._origin, "kind": k, "queue": q, "job_id": i, "run_lease": r}
+                for k, q, i, r in rows
+            ],
+        )
+        before, self._hints_written = self._hints_written, self._hints_written + len(rows)
+        if before // _PRUNE_EVERY != self._hints_written // _PRUNE_EVERY:
+            conn.execute(SQL["prune_hints"], {"keep": _HINTS_KEPT})
+
+    def _rows(self, action: str, statement: str, params: dict[str, Any] | None = None) -> Any:
+        with self._connection(action) as conn:
+            return conn.execute(SQL[statement], params or {}).fetchall()
+
+    def _snapshot(self, action: str, *statements: str) -> list[list[Any]]:
+        """Each statement's rows, all read from one snapshot of the file."""
+        with self._connection(action) as conn:
+            conn.execute("BEGIN")
+            try:
+                return [conn.execute(SQL[statement]).fetchall() for statement in statements]
+            finally:
+                conn.execute("COMMIT")
+
+    def _change(self, action: str, statement: str, params: dict[str, Any]) -> int:
+        """One writing statement, as its own transaction; how many rows it changed."""
+        with self._transaction(action) as tx:
+            return tx.conn.execute(SQL[statement], params).rowcount
+
+    def _new_callback_id(self) -> str:
+        if self._seeded_rng is not None:
+            return str(uuid.UUID(int=self._seeded_rng.getrandbits(128), version=4))
+        return str(uuid.uuid4())
+
+    # -- producers ------------------------------------------------------------------------------
+    def _insert(self, jobs: Sequence[NewJob], on_conflict: OnConflict) -> list[Job]:
+        with self._transaction("inserting jobs") as tx:
+            created, blocked = tx.create(jobs, on_conflict)
+        return answer_inserts(len(jobs), created, blocked)
+
+    # -- workers --------------------------------------------------------------------------------
+    def _claim(
+        self, queue: str, limit: int, deadline_duration_s: float, priority_aging_s: float
+    ) -> list[Job]:
+        with self._transaction("claiming jobs") as tx:
+            paused = tx.conn.execute(SQL["queue_paused"], {"queue": queue}).fetchone()[0]
+            if paused:
+                return []
+            now = tx.now()
+            params = {"queue": queue, "now": micros(now), "limit": limit}
+            if priority_aging_s:  # the domain orders the first few of every priority
+                rows = tx.conn.execute(SQL["claim_candidates_aged"], params)
+                candidates = [job_from_row(row) for row in rows]
+                candidates.sort(key=lambda job: decisions.claim_order(job, now, priority_aging_s))
+            else:  # the index's order is the claim order
+                rows = tx.conn.execute(SQL["claim_candidates"], params)
+                candidates = [job_from_row(row) for row in rows]
+            claimed = [decisions.claim(j, now, deadline_duration_s) for j in candidates[:limit]]
+            tx.write_jobs(claimed)
+            return claimed
+
+    # -- maintenance ----------------------------------------------------------------------------
+    def _promote(self, limit: int) -> list[Job]:
+        with self._transaction("promoting jobs") as tx:
+            now = tx.now()
+            rows = tx.conn.execute(SQL["due_jobs"], {"now": micros(now), "limit": limit})
+            promoted = [decisions.promote(job_from_row(row), now) for row in rows.fetchall()]
+            tx.write_jobs(promoted)
+            tx.wake(promoted)
+            return promoted
+
+    def _delete_finished(self, older_than_s: float, limit: int) -> int:
+        params = {"now": micros(self.clock.now()), "older_than": _us(older_than_s), "limit": limit}
+        return self._change("deleting finished jobs", "delete_finished", params)
+
+    def _expire_dlq(self, older_than_s: float, limit: int) -> int:
+        params = {"now": micros(self.clock.now()), "older_than": _us(older_than_s), "limit": limit}
+        return self._change("expiring dead-letter entries", "expire_dlq", params)
+
+    def _try_lead(self, owner: str, ttl_s: float) -> bool:
+        """One expiring row in ``awa_leader`` (``try_lead.sql``): it lapses ``ttl_s`` after
+        the leader's last renewal, so a dead leader is replaced within ``ttl_s``."""
+        with self._transaction("taking the maintenance leadership") as tx:
+            now = tx.now()
+            params = {
+                "name": MAINTENANCE_LEADERSHIP,
+                "owner": owner,
+                "now": micros(now),
+                "expires_at": micros(now + timedelta(seconds=ttl_s)),
+            }
+            return tx.conn.execute(SQL["try_lead"], params).fetchone() is not None
+
+    def _release_lead(self, owner: str) -> None:
+        params = {"name": MAINTENANCE_LEADERSHIP, "owner": owner}
+        self._change("releasing the maintenance leadership", "release_lead", params)
+
+    def leader(self) -> str | None:
+        """Who leads maintenance right now (for tests and diagnostics)."""
+        params = {"name": MAINTENANCE_LEADERSHIP, "now": micros(self.clock.now())}
+        rows = self._rows("reading the maintenance leader", "current_leader", params)
+        return None if not rows else str(rows[0][0])
+
+    # -- which kinds live workers handle (``awa.ports.TracksWorkers``) ----------------------------
+    def _record_worker(self, owner: str, kinds: dict[str, tuple[str, ...]], ttl_s: float) -> None:
+        with self._transaction("recording a worker") as tx:
+            now = tx.now()
+            tx.conn.execute(SQL["drop_lapsed_workers"], {"now": micros(now)})
+            tx.conn.execute(SQL["forget_worker"], {"owner": owner})
+            expires_at = micros(now + timedelta(seconds=ttl_s))
+            tx.conn.executemany(
+                SQL["record_worker"],
+                [
+                    {
+                        "owner": owner,
+                        "queue": q,
+                        "kinds": dump_json(list(k)),
+                        "expires_at": expires_at,
+                    }
+                    for q, k in kinds.items()
+                ],
+            )
+
+    def _forget_worker(self, owner: str) -> None:
+        self._change("forgetting a worker", "forget_worker", {"owner": owner})
+
+    def _unhandled_kinds(self) -> list[UnhandledKind]:
+        rows = self._rows(
+            "finding unhandled kinds", "unhandled_kinds", {"now": micros(self.clock.now())}
+        )
+        return [UnhandledKind(q, k, n, time_of(oldest)) for q, k, n, oldest in rows]
+
+    # -- health and wake-ups --------------------------------------------------------------------
+    def ping(self) -> None:
+        """One read (``awa.ports.Probes``); it also checks the schema on the first call."""
+        self._rows("pinging the database", "ping")
+
+    @property
+    def listening(self) -> bool:
+        """Whether hints reach this store's listeners: from its own writes always, from
+        other processes while the poller runs (a ``":memory:"`` file has no others)."""
+        with self._lock:
+            if not self._listeners or self._closed:
+                return False
+            return self.path == MEMORY or (self._poller is not None and self._poller.running)
+
+    def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
+        """Hints of this store's writes at commit, and other processes' within
+        ``hint_poll_interval_s`` (``hints.py``)."""
+        check_listener(listener)
+        with self._lock:
+            self._listeners.append(listener)
+            if self._poller is None and self.path != MEMORY and not self._closed:
+                with translate_errors("starting the hint poller"):
+                    self._poller = HintPoller(
+                        self._connect, self._origin, self.hint_poll_interval_s, self._heard
+                    )
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def _heard(self, event: Event) -> None:
+        with self._lock:
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener(event)
+
+    # -- operators ------------------------------------------------------------------------------
+    def _get_job(self, job_id: int) -> Job | None:
+        rows = self._rows("reading a job", "get_job", {"id": job_id})
+        return job_from_row(rows[0]) if rows else None
+
+    def _list_jobs(self, query: JobQuery) -> list[Job]:
+        params = {
+            "state": query.state.value if query.state is not None else None,
+            "kind": query.kind,
+            "queue": query.queue,
+            "tag": query.tag,
+            "before_id": query.before_id,
+            "limit": query.limit,
+        }
+        return [job_from_row(row) for row in self._rows("listing jobs", "list_jobs", params)]
+
+    def _discard_failed(self, queue: str | None, kind: str | None) -> int:
+        params = {"queue": queue, "kind": kind}
+        return self._change("discarding failed jobs", "discard_failed", params)
+
+    def _count_jobs(self, state: JobState | None, kind: str | None, queue: str | None) -> int:
+        params = {"state": state.value if state is not None else None, "kind": kind, "queue": queue}
+        return int(self._rows("counting jobs", "count_jobs", params)[0][0])
+
+    def _set_queue_paused(self, queue: str, paused: bool) -> None:
+        with self._transaction("pausing a queue" if paused else "resuming a queue") as tx:
+            tx.conn.execute(SQL["set_queue_paused"], {"queue": queue, "paused": int(paused)})
+            if not paused:
+                tx.events.append(JobsAvailable(queue))
+
+    def _configure_queue(
+        self,
+        queue: str,
+        dlq_enabled: bool | None,
+        finished_retention_s: float | None,
+        dlq_retention_s: float | None,
+    ) -> QueueSettings:
+        params = {
+            "queue": queue,
+            "dlq_enabled": None if dlq_enabled is None else int(dlq_enabled),
+            "finished_retention_us": _us(finished_retention_s),
+            "dlq_retention_us": _us(dlq_retention_s),
+        }
+        with self._transaction("configuring a queue") as tx:
+            row = tx.conn.execute(SQL["configure_queue"], params).fetchone()
+        return _settings_of(row)
+
+    def _queue_stats(self) -> list[QueueStats]:
+        states, depth_rows, setting_rows = self._snapshot(
+            "reading queue statistics", "queue_states", "dlq_depths", "queue_settings"
+        )
+        depths = dict(depth_rows)
+        settings = {row[0]: _settings_of(row) for row in setting_rows}
+        counts: dict[str, dict[JobState, int]] = {}
+        oldest: dict[str, datetime] = {}
+        for queue, state, n, oldest_us in states:
+            counts.setdefault(queue, {s: 0 for s in JobState})[_STATES[state]] = n
+            if oldest_us is not None:
+                oldest[queue] = time_of(oldest_us)
+        stats = []
+        for name in sorted(set(counts) | set(depths) | set(settings)):
+            setting = settings.get(name, QueueSettings(name))
+            stats.append(
+                QueueStats(
+                    queue=name,
+                    counts=counts.get(name, {s: 0 for s in JobState}),
+                    dlq_depth=depths.get(name, 0),
+                    paused=setting.paused,
+                    dlq_enabled=setting.dlq_enabled,
+                    oldest_available_at=oldest.get(name),
+                    finished_retention_s=setting.finished_retention_s,
+                    dlq_retention_s=setting.dlq_retention_s,
+                )
+            )
+        return stats
+
+    # -- the queue summary (``awa.ports.SummarizesQueues``) --------------------------------------
+    def summarize_queues(self, *, window_s: float = ENDED_WINDOW_S) -> QueueSummary:
+        check_seconds("summary window", window_s, allow_zero=False)
+        with self._transaction("counting the queues") as tx:
+            now = tx.now()
+            window = {"now": micros(now), "since": micros(now - timedelta(seconds=window_s))}
+            states = tx.conn.execute(SQL["count_queue_states"], window).fetchall()
+            dead = tx.conn.execute(SQL["count_dead_letters"], window).fetchall()
+            params = {
+                "counted_at": micros(now),
+                "window_s": float(window_s),
+                "states": dump_json([list(row) for row in states]),
+                "dead": dump_json([list(row) for row in dead]),
+            }
+            tx.conn.execute(SQL["keep_queue_summary"], params)
+        summary = self.queue_summary()
+        assert summary is not None, "the summary just written is gone"
+        return summary
+
+    def queue_summary(self) -> QueueSummary | None:
+        summary, settings = self._snapshot(
+            "reading the queue summary", "queue_summary", "queue_settings"
+        )
+        if not summary:
+            return None
+        counted_at, window_s, states, dead = summary[0]
+        return build_summary(
+            time_of(counted_at),
+            float(window_s),
+            (
+                StateGroup(queue, _STATES[state], n, time_of(oldest), ended)
+                for queue, state, n, oldest, ended in load_json(states)
+            ),
+            (
+                DlqGroup(queue, kind, reason, n, time_of(latest), ended)
+                for queue, kind, reason, n, latest, ended in load_json(dead)
+            ),
+            (_settings_of(s) for s in settings),
+        )
+
+    # -- the dead-letter queue ------------------------------------------------------------------
+    def _list_dlq(
+        self, queue: str | None, kind: str | None, limit: int, before_id: int | None
+    ) -> list[DlqEntry]:
+        params = {"queue": queue, "kind": kind, "limit": limit, "before_id": before_id}
+        rows = self._rows("listing the dead-letter queue", "list_dlq", params)
+        return [dlq_entry_from_row(row) for row in rows]
+
+    def _get_dlq_entry(self, job_id: int) -> DlqEntry | None:
+        rows = self._rows("reading a dead-letter entry", "get_dlq_entry", {"id": job_id})
+        return dlq_entry_from_row(rows[0]) if rows else None
+
+    def _purge_dlq(self, queue: str | None, kind: str | None) -> int:
+        params = {"queue": queue, "kind": kind}
+        return self._change("purging the dead-letter queue", "purge_dlq", params)
+
+    def _purge_dlq_job(self, job_id: int) -> bool:
+        return self._change("purging a dead-letter entry", "delete_dead_letter", {"id": job_id}) > 0
+
+    # -- periodic schedules ---------------------------------------------------------------------
+    def _list_schedules(self) -> list[ScheduleRecord]:
+        return [schedule_from_row(r) for r in self._rows("listing schedules", "list_schedules")]
+
+    def _upcoming_schedules(self, limit: int) -> tuple[datetime, list[ScheduleRecord]]:
+        now = self.clock.now()
+        rows = self._rows("reading the schedules", "upcoming_schedules", {"limit": limit})
+        return now, [schedule_from_row(row) for row in rows]
+
+    def _fire(self, plan: FirePlan) -> list[Job] | None:
+        with self._transaction("firing a schedule") as tx:
+            params = {
+                "name": plan.name,
+                "expected_next": micros(plan.expected_next),
+                "following": micros(plan.following),
+                "last_fire": micros(plan.fires[-1]),
+                "now": micros(tx.now()),
+            }
+            if tx.conn.execute(SQL["advance_schedule"], params).rowcount == 0:
+                return None
+            created, _ = tx.create(plan.jobs, "skip")
+            return created
+
+    def _remove_schedule(self, name: str) -> bool:
+        return self._change("removing a schedule", "remove_schedule", {"name": name}) > 0
+
+
+def _settings_of(row: Sequence[Any]) -> QueueSettings:
+    queue, paused, dlq_enabled, finished_us, dlq_us = row
+    return QueueSettings(
+        queue, bool(paused), bool(dlq_enabled), _seconds(finished_us), _seconds(dlq_us)
+    )
+
+
+class _SqliteTransaction:
+    """``Transaction`` inside ``BEGIN IMMEDIATE``: the file's write lock is held from the
+    start, so each lock is a plain read and nothing another process does can come between
+    the read and the write."""
+
+    def __init__(self, store: SqliteStore, conn: sqlite3.Connection, now: datetime) -> None:
+        self._store = store
+        self.conn = conn
+        self._now = now
+        self.events: list[Event] = []
+
+    def now(self) -> datetime:
+        return self._now
+
+    def _locked(self, statement: str, params: dict[str, Any]) -> list[Locked]:
+        rows = self.conn.execute(SQL[statement], params).fetchall()
+        return [Locked(job_from_row(row), bool(row[JOB_WIDTH])) for row in rows]
+
+    def _one(self, statement: str, params: dict[str, Any]) -> Locked | None:
+        found = self._locked(statement, params)
+        return found[0] if found else None
+
+    def lock_leases(self, leases: Sequence[Lease]) -> dict[Lease, Locked]:
+        pairs = dump_json([[lease.job_id, lease.run_lease] for lease in leases])
+        return {
+            locked.job.lease: locked for locked in self._locked("lock_leases", {"leases": pairs})
+        }
+
+    def lease_states(self, job_ids: Sequence[int]) -> dict[int, tuple[int, JobState]]:
+        if not job_ids:
+            return {}
+        rows = self.conn.execute(SQL["lookup_leases"], {"ids": dump_json(list(job_ids))})
+        return {job_id: (run_lease, _STATES[state]) for job_id, run_lease, state in rows}
+
+    def lock_job(self, job_id: int) -> Locked | None:
+        return self._one("lock_job", {"id": job_id})
+
+    def lock_dead_letter(self, job_id: int) -> Job | None:
+        row = self.conn.execute(SQL["lock_dead_letter"], {"id": job_id}).fetchone()
+        return None if row is None else job_from_row(row)
+
+    def lock_dead_letters(self, queue: str | None, kind: str | None) -> list[Job]:
+        rows = self.conn.execute(SQL["lock_dead_letters"], {"queue": queue, "kind": kind})
+        return [job_from_row(row) for row in rows]
+
+    def lock_callback(self, callback_id: str) -> Locked | None:
+        return self._one("lock_callback", {"callback_id": callback_id})
+
+    def callback_pending(self, callback_id: str) -> bool:
+        row = self.conn.execute(SQL["callback_pending"], {"callback_id": callback_id}).fetchone()
+        return bool(row[0])
+
+    def lock_unique_holder(self, key: str) -> Locked | None:
+        return self._one("lock_unique_holder", {"key": key})
+
+    def lock_jobs(
+        self,
+        states: Sequence[JobState],
+        queue: str | None,
+        kind: str | None,
+        after_id: int,
+        limit: int,
+    ) -> list[Locked]:
+        params = {
+            "states": dump_json([state.value for state in states]),
+            "queue": queue,
+            "kind": kind,
+            "after_id": after_id,
+            "limit": limit,
+        }
+        return self._locked("lock_jobs_matching", params)
+
+    def lock_schedules(self, names: Sequence[str]) -> dict[str, ScheduleRecord]:
+        rows = self.conn.execute(SQL["lock_schedules"], {"names": dump_json(list(names))})
+        records = [schedule_from_row(row) for row in rows]
+        return {record.name: record for record in records}
+
+    def rescue_candidates(self, staleness_s: float, limit: int) -> list[Locked]:
+        found: list[Locked] = []
+        for locked in self._locked("live_jobs", {}):
+            if len(found) == limit:
+                break
+            if rescue_cause(locked.job, self._now, staleness_s) is not None:
+                found.append(locked)
+        return found
+
+    # -- writing --------------------------------------------------------------------------------
+    def create(
+        self, jobs: Sequence[NewJob], on_conflict: OnConflict
+    ) -> tuple[list[Job], dict[int, Blocked]]:
+        """Row 1 for the jobs whose unique key is free (``awa.domain.unique``)."""
+        now = self._now
+        keys = [new.unique_key_at(new.run_at if new.run_at is not None else now) for new in jobs]
+
+        def holder(key: str) -> Job | None:
+            locked = self.lock_unique_holder(key)
+            return None if locked is None else locked.job
+
+        blocked = blocked_inserts(keys, holder) if any(keys) else {}
+        refuse_blocked(blocked, on_conflict)
+        next_id = int(self.conn.execute(SQL["next_job_id"]).fetchone()[0])
+        created = []
+        for index, new in enumerate(jobs):
+            if index not in blocked:
+                created.append(decisions.create_job(new, job_id=next_id, now=now))
+                next_id += 1
+        self.conn.executemany(SQL["insert_job"], map(job_params, created))
+        self.wake(created)
+        return created, blocked
+
+    def write_jobs(self, jobs: Sequence[Job]) -> None:
+        # jobs that hold no unique key are written first: one releasing a key must not be
+        # written after another taking it, or the unique index would see two holders between
+        ordered = sorted(jobs, key=holds_unique_key)
+        self.conn.executemany(SQL["write_job"], map(write_params, ordered))
+
+    def wake(self, jobs: Sequence[Job]) -> None:
+        """One wake-up per queue that got available jobs (heard once committed)."""
+        self.events.extend(JobsAvailable(queue) for queue in available_queues(jobs))
+
+    def write(self, writes: Writes) -> None:
+        conn = self.conn
+        if writes.jobs:
+            self.write_jobs(list(writes.jobs.values()))
+        now = micros(self._now)
+        for job_id, reason in writes.dead_letters.items():
+            conn.execute(SQL["copy_to_dlq"], {"id": job_id, "reason": reason, "now": now})
+            conn.execute(SQL["delete_job"], {"id": job_id})
+        if writes.restored:
+            for job in writes.restored:
+                conn.execute(SQL["delete_dead_letter"], {"id": job.id})
+            conn.executemany(SQL["insert_job"], map(job_params, writes.restored))
+        if writes.schedules:
+            conn.executemany(SQL["upsert_schedule"], map(schedule_params, writes.schedules))
+        self.events.extend(CancelRequested(lease) for lease in writes.cancelled)
+        self.events.extend(CallbackResolved(lease) for lease in writes.answered)
+        self.events.extend(JobsAvailable(queue) for queue in writes.available_queues())

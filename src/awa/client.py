@@ -93,6 +93,9 @@ class InsertSpec:
     unique: Unique | None = None
 
 
+_UNDECLARED = JobKind()  # a kind without @awa.job_kind: no option declared
+
+
 def _first(option: int | None, declared: int | None, default: int) -> int:
     if option is not None:
         return option
@@ -158,7 +161,7 @@ class _Operations:
             kind = default_kind(type(args))
         # an explicit option is checked as given ("" included); a task agrees with the
         # declaration (TaskRegistry.add), so their order below only matters without one
-        declared = declared or JobKind()
+        declared = declared or _UNDECLARED
         if spec.queue is not None:
             queue = spec.queue
         else:

@@ -24,6 +24,7 @@ from awa.domain import (
     Unique,
     ValidationError,
 )
+from awa.domain.validation import compact_json
 from awa.ports.results import QueueSettings
 from awa.ports.summary import DlqGroup, QueueSummary, StateGroup, build_summary
 
@@ -48,6 +49,7 @@ __all__ = [
     "schedule_from_row",
     "schedule_params",
     "stored_args",
+    "stored_json",
     "summary_from_row",
     "utc",
     "write_params",
@@ -150,8 +152,16 @@ def dump_json(value: Any) -> str:
 def stored_args(job: NewJob) -> str:
     """The job's args as the JSON text to store, dumped once (``NewJob.args_json``, which the
     client's size check made): ``dump_json``'s text, whose float rule only then walks them."""
-    text = job.args_json()
-    return _keep_large_floats(job.args, text) if "e+" in text else text
+    return _stored(job.args, job.args_json())
+
+
+def stored_json(value: dict[str, Any]) -> str:
+    """``dump_json`` for a value a ``NewJob`` already checked (storable text, finite floats)."""
+    return _stored(value, compact_json(value)) if value else "{}"
+
+
+def _stored(value: Any, text: str) -> str:
+    return _keep_large_floats(value, text) if "e+" in text else text
 
 
 def _keep_large_floats(value: Any, text: str) -> str:

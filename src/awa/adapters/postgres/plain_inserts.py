@@ -29,11 +29,10 @@ import psycopg
 from psycopg.pq import TransactionStatus
 from psycopg.rows import tuple_row
 
-from awa.adapters.postgres._rows import stored_args
+from awa.adapters.postgres._rows import stored_args, stored_json
 from awa.adapters.postgres._sql import SQL
 from awa.domain import Job, JobState, NewJob
 from awa.domain.decisions import create_job
-from awa.domain.validation import compact_json
 
 __all__ = [
     "copy_text",
@@ -67,10 +66,6 @@ def text_array(items: Sequence[str]) -> str:
     return "{" + ",".join(f'"{item}"' for item in quoted) + "}"
 
 
-def _metadata(job: NewJob) -> str:
-    return compact_json(job.metadata) if job.metadata else "{}"
-
-
 def _utc(job: Job) -> Job:
     """The adapter hands out UTC timestamps whatever zone the producer's ``run_at`` had."""
     if job.run_at.tzinfo is _UTC:
@@ -92,7 +87,7 @@ def single_params(job: NewJob, now: datetime | None) -> dict[str, Any]:
         "max_attempts": job.max_attempts,
         "run_at": job.run_at,
         "tags": text_array(job.tags),
-        "metadata": _metadata(job),
+        "metadata": stored_json(job.metadata),
     }
 
 
@@ -142,7 +137,7 @@ def copy_text(jobs: Sequence[Job], new: Sequence[NewJob]) -> str:
         f"{job.state.value}\t{job.priority}\t{job.attempt}\t{job.max_attempts}\t"
         f"{job.run_lease}\t{time_text(job.run_at)}\t{time_text(job.created_at)}\t"
         f"{_field(text_array(job.tags)) if job.tags else '{}'}\t"
-        f"{_json_field(_metadata(request))}\n"
+        f"{_json_field(stored_json(request.metadata))}\n"
         for job, request in zip(jobs, new, strict=True)
     ]
     return "".join(lines)

@@ -214,3 +214,37 @@ def test_any_plain_jobs_come_back_as_written(
     assert [store.get_job(job.id) for job in inserted] == inserted
     for request, job in zip(requests, inserted, strict=True):
         assert (job.args, job.tags, job.metadata) == (request.args, request.tags, request.metadata)
+
+
+@pytest.mark.parametrize(
+    ("column", "name", "stored"),
+    [
+        ("kind", "K" + "k" * 127, True),
+        ("kind", "K" + "k" * 128, False),
+        ("kind", "_a.b:c-9", True),
+        ("kind", "9starts_with_a_digit", False),
+        ("kind", "has space", False),
+        ("queue", "q" * 128, True),
+        ("queue", "q" * 129, False),
+        ("queue", "9.q:u-e_ue", True),
+        ("queue", "Upper", False),
+        ("queue", "-dash_first", False),
+        ("queue", "line\nfeed", False),
+    ],
+)
+def test_the_table_refuses_a_name_the_domain_refuses(
+    pg_url: str, make_store: Callable[..., PostgresStore], column: str, name: str, stored: bool
+) -> None:
+    """Migration 0008's checks, written by hand past the adapter, at their exact limits."""
+    make_store()
+    values = {"kind": "k", "queue": "q", column: name}
+    insert = (
+        "INSERT INTO awa.jobs (kind, queue, state, run_at, created_at)"
+        " VALUES (%(kind)s, %(queue)s, 'available', now(), now())"
+    )
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        if stored:
+            conn.execute(insert, values)
+        else:
+            with pytest.raises(psycopg.errors.CheckViolation, match=f"jobs_{column}_valid"):
+                conn.execute(insert, values)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -35,6 +35,8 @@ from awa.domain import Job, JobState, NewJob
 from awa.domain.decisions import create_job
 
 __all__ = [
+    "COPY_CHUNK_JOBS",
+    "copy_chunks",
     "copy_text",
     "insert_plain",
     "insert_plain_async",
@@ -46,6 +48,8 @@ __all__ = [
 ]
 
 _UTC = timezone.utc
+#: jobs per COPY message: small enough to overlap making rows with PostgreSQL reading them
+COPY_CHUNK_JOBS = 200
 # COPY's text format: a backslash, tab, newline or carriage return inside a field is escaped
 _COPY_SPECIAL = re.compile(r"[\\\t\n\r]")
 _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
@@ -108,6 +112,20 @@ def jobs_from_reserved(jobs: Sequence[NewJob], now: datetime, ids: str) -> list[
         _utc(create_job(job, job_id=int(job_id), now=now))
         for job, job_id in zip(jobs, ids.split(","), strict=True)
     ]
+
+
+def copy_chunks(jobs: Sequence[NewJob], now: datetime, ids: str) -> Iterator[tuple[list[Job], str]]:
+    """``jobs_from_reserved`` and ``copy_text`` a chunk at a time: PostgreSQL takes in one
+    chunk while the next is made, so the two cores share the work."""
+    id_list = ids.split(",")
+    if len(id_list) != len(jobs):
+        raise AssertionError(f"reserved {len(id_list)} ids for {len(jobs)} jobs")
+    for start in range(0, len(jobs), COPY_CHUNK_JOBS):
+        requests = jobs[start : start + COPY_CHUNK_JOBS]
+        created = jobs_from_reserved(
+            requests, now, ",".join(id_list[start : start + COPY_CHUNK_JOBS])
+        )
+        yield created, copy_text(created, requests)
 
 
 def _field(text: str) -> str:
@@ -186,9 +204,12 @@ def insert_plain(
             cur.execute(_reserve(own), {"now": now, "count": len(jobs)})
             if own:
                 cur.nextset()
-            created = jobs_from_reserved(jobs, *_one(cur.fetchone())[:2])
+            now, ids = _one(cur.fetchone())[:2]
+            created: list[Job] = []
             with cur.copy(SQL["copy_jobs"]) as copy:
-                copy.write(copy_text(created, jobs))
+                for chunk, text in copy_chunks(jobs, now, ids):
+                    created += chunk
+                    copy.write(text)
             queues = woken_queues(created)
             end = _wake_and_end(queues, own)
             if end is not None:
@@ -215,9 +236,12 @@ async def insert_plain_async(
             await cur.execute(_reserve(own), {"now": now, "count": len(jobs)})
             if own:
                 cur.nextset()
-            created = jobs_from_reserved(jobs, *_one(await cur.fetchone())[:2])
+            now, ids = _one(await cur.fetchone())[:2]
+            created: list[Job] = []
             async with cur.copy(SQL["copy_jobs"]) as copy:
-                await copy.write(copy_text(created, jobs))
+                for chunk, text in copy_chunks(jobs, now, ids):
+                    created += chunk
+                    await copy.write(text)
             queues = woken_queues(created)
             end = _wake_and_end(queues, own)
             if end is not None:

@@ -88,6 +88,8 @@ def check_kind(kind: object) -> str:
 
 
 def _check_int_in(name: str, value: object, allowed: range) -> int:
+    if type(value) is int and value in allowed:  # the common case, without two isinstance
+        return value
     if isinstance(value, bool) or not isinstance(value, int) or value not in allowed:
         raise ValidationError(
             f"{name} must be an integer from {allowed.start} to {allowed.stop - 1},"

@@ -248,3 +248,13 @@ def test_the_table_refuses_a_name_the_domain_refuses(
         else:
             with pytest.raises(psycopg.errors.CheckViolation, match=f"jobs_{column}_valid"):
                 conn.execute(insert, values)
+
+
+def test_the_insert_statements_fit_psycopgs_parse_cache() -> None:
+    """psycopg parses a statement longer than 4 KB again at every call (about 100 us)."""
+    from psycopg._queries import MAX_CACHED_STATEMENT_LENGTH
+
+    from awa.adapters.postgres._sql import SQL
+
+    for name in ("insert_jobs", "insert_job", "reserve_job_ids", "notify_wakeup"):
+        assert len(SQL[name]) <= MAX_CACHED_STATEMENT_LENGTH, name

@@ -104,27 +104,26 @@ def single_job(job: NewJob, row: Sequence[Any]) -> Job:
 # -- many jobs: COPY ----------------------------------------------------------------------------
 
 
-def jobs_from_reserved(jobs: Sequence[NewJob], now: datetime, ids: str) -> list[Job]:
-    """Each new job as the domain creates it, with the ids (comma-separated, in order) and
-    the time ``reserve_job_ids.sql`` returned."""
+def jobs_from_reserved(jobs: Sequence[NewJob], now: datetime, ids: Sequence[str]) -> list[Job]:
+    """Each new job as the domain creates it, with its id (as text, in order) and the time
+    ``reserve_job_ids.sql`` returned."""
     now = now.astimezone(_UTC)
     return [
         _utc(create_job(job, job_id=int(job_id), now=now))
-        for job, job_id in zip(jobs, ids.split(","), strict=True)
+        for job, job_id in zip(jobs, ids, strict=True)
     ]
 
 
 def copy_chunks(jobs: Sequence[NewJob], now: datetime, ids: str) -> Iterator[tuple[list[Job], str]]:
-    """``jobs_from_reserved`` and ``copy_text`` a chunk at a time: PostgreSQL takes in one
-    chunk while the next is made, so the two cores share the work."""
-    id_list = ids.split(",")
-    if len(id_list) != len(jobs):
-        raise AssertionError(f"reserved {len(id_list)} ids for {len(jobs)} jobs")
+    """``jobs_from_reserved`` and ``copy_text`` a chunk at a time, from the reservation's
+    comma-separated ids: PostgreSQL takes in one chunk while the next is made, so the two
+    cores share the work."""
+    id_texts = ids.split(",")
+    if len(id_texts) != len(jobs):
+        raise AssertionError(f"reserved {len(id_texts)} ids for {len(jobs)} jobs")
     for start in range(0, len(jobs), COPY_CHUNK_JOBS):
         requests = jobs[start : start + COPY_CHUNK_JOBS]
-        created = jobs_from_reserved(
-            requests, now, ",".join(id_list[start : start + COPY_CHUNK_JOBS])
-        )
+        created = jobs_from_reserved(requests, now, id_texts[start : start + COPY_CHUNK_JOBS])
         yield created, copy_text(created, requests)
 
 

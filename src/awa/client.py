@@ -93,8 +93,13 @@ class InsertSpec:
     unique: Unique | None = None
 
 
-def _first(*options: int | None) -> int:
-    return next(option for option in options if option is not None)
+_UNDECLARED = JobKind()  # a kind without @awa.job_kind: no option declared
+
+
+def _first(option: int | None, declared: int | None, default: int) -> int:
+    if option is not None:
+        return option
+    return declared if declared is not None else default
 
 
 def _open_store(url: str | None, store: ClaimStore | None) -> ClaimStore:
@@ -139,7 +144,8 @@ class _Operations:
     # -- producers ----------------------------------------------------------------------------
     def new_job(self, spec: InsertSpec) -> NewJob:
         args = spec.args
-        declared = None if isinstance(args, Mapping) else declared_kind(type(args))
+        is_mapping = isinstance(args, Mapping)
+        declared = None if is_mapping else declared_kind(type(args))
         task = self.registry.for_args(args)
         if task is None and spec.kind is not None:
             task = self.registry.for_kind(spec.kind)
@@ -149,13 +155,13 @@ class _Operations:
             kind = task.kind
         elif declared is not None and declared.kind is not None:
             kind = declared.kind
-        elif isinstance(args, Mapping):
+        elif is_mapping:
             raise ValidationError("a dict of args needs kind=...")
         else:
             kind = default_kind(type(args))
         # an explicit option is checked as given ("" included); a task agrees with the
         # declaration (TaskRegistry.add), so their order below only matters without one
-        declared = declared or JobKind()
+        declared = declared or _UNDECLARED
         if spec.queue is not None:
             queue = spec.queue
         else:
@@ -171,7 +177,7 @@ class _Operations:
             metadata=with_trace_context(spec.metadata if spec.metadata is not None else {}),
             unique=spec.unique,
         )
-        check_args_size(job.args, self.max_args_bytes)
+        check_args_size(job.args_json(), self.max_args_bytes)
         return job
 
     def new_jobs(self, items: Sequence[Any | InsertSpec]) -> list[NewJob]:
@@ -268,6 +274,8 @@ class AsyncClient:
         self.clock: Clock = clock or self.store.clock or SystemClock()
         self.registry = TaskRegistry()
         self._ops = _Operations(self.store, self.registry, limit)
+        # asked once: a check against a runtime protocol costs about 10 us per insert
+        self._async_inserts = self.store if isinstance(self.store, AsyncInserts) else None
         self._runtime: Runtime | None = None
         self._schedules: dict[str, Schedule] = {}
 
@@ -375,8 +383,8 @@ class AsyncClient:
         if conn is not None:  # awaited if it is an asyncio connection, else on this thread
             on_conn = self._ops.on_connection()
             return await on_conn.insert_on_async(conn, jobs, on_conflict=on_conflict)
-        if isinstance(self.store, AsyncInserts):  # PostgreSQL: no hop to a thread
-            return await self.store.insert_async(jobs, on_conflict=on_conflict)
+        if self._async_inserts is not None:  # PostgreSQL: no hop to a thread
+            return await self._async_inserts.insert_async(jobs, on_conflict=on_conflict)
         return await self._call(self._ops.insert, jobs, None, on_conflict)
 
     async def cancel_by_unique_key(

@@ -35,6 +35,7 @@ __all__ = [
     "check_state",
     "check_tags",
     "check_text",
+    "compact_json",
     "storable_text",
 ]
 
@@ -87,6 +88,8 @@ def check_kind(kind: object) -> str:
 
 
 def _check_int_in(name: str, value: object, allowed: range) -> int:
+    if type(value) is int and value in allowed:  # the common case, without two isinstance
+        return value
     if isinstance(value, bool) or not isinstance(value, int) or value not in allowed:
         raise ValidationError(
             f"{name} must be an integer from {allowed.start} to {allowed.stop - 1},"
@@ -170,6 +173,8 @@ def check_aware(name: str, when: object) -> datetime:
 
 
 def check_tags(tags: object) -> tuple[str, ...]:
+    if not tags and type(tags) is tuple:  # most jobs: none
+        return ()
     if isinstance(tags, (str, bytes)) or not isinstance(tags, Sequence):
         raise ValidationError(f"tags must be a list of strings, got {_shown(tags)}")
     if len(tags) > TAGS_COUNT_MAX:
@@ -185,7 +190,7 @@ def check_tags(tags: object) -> tuple[str, ...]:
 
 def check_json_object(name: str, value: object) -> dict[str, Any]:
     """A JSON object that every store can hold verbatim (PostgreSQL's jsonb refuses NUL)."""
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, Mapping):
         raise ValidationError(f"{name} must be a JSON object, got {type(value).__name__}")
     _check_json(name, value, 0)
     return dict(value)
@@ -197,9 +202,29 @@ def check_json(name: str, value: object) -> Any:
     return value
 
 
+_PLAIN_SCALARS = frozenset({type(None), bool, int})
+
+
+def _plainly_fine(item: object) -> bool:
+    """A value of an exact built-in scalar type that is plainly storable JSON: the common
+    case, settled without the general walk (whose answer for it is the same)."""
+    if type(item) is str:
+        return item.isascii() and "\x00" not in item
+    if type(item) is float:
+        return math.isfinite(item)
+    return type(item) in _PLAIN_SCALARS
+
+
 def _check_json(path: str, value: object, depth: int) -> None:
     if depth > JSON_DEPTH_MAX:
         raise ValidationError(f"{path} is nested deeper than {JSON_DEPTH_MAX} levels")
+    if type(value) is dict and depth < JSON_DEPTH_MAX:  # args are mostly a flat dict
+        for key, item in value.items():
+            if not (type(key) is str and key.isascii() and "\x00" not in key):
+                _check_key(path, key)
+            if not _plainly_fine(item):
+                _check_json(f"{path}.{key}", item, depth + 1)
+        return
     if value is None or isinstance(value, (bool, int)):
         return
     if isinstance(value, float):
@@ -211,9 +236,7 @@ def _check_json(path: str, value: object, depth: int) -> None:
         return
     if isinstance(value, Mapping):
         for key, item in value.items():
-            if not isinstance(key, str):
-                raise ValidationError(f"{path} has a non-string key {_shown(key)}")
-            _check_storable_text(f"{path} key", key)
+            _check_key(path, key)
             _check_json(f"{path}.{key}", item, depth + 1)
         return
     if isinstance(value, (list, tuple)):
@@ -223,10 +246,18 @@ def _check_json(path: str, value: object, depth: int) -> None:
     raise ValidationError(f"{path} holds a {type(value).__name__}, which is not JSON")
 
 
+def _check_key(path: str, key: object) -> None:
+    if not isinstance(key, str):
+        raise ValidationError(f"{path} has a non-string key {_shown(key)}")
+    _check_storable_text(f"{path} key", key)
+
+
 def _check_storable_text(path: str, text: str) -> None:
     """PostgreSQL text and jsonb hold neither NUL nor unpaired UTF-16 surrogates."""
     if "\x00" in text:
         raise ValidationError(f"{path} contains a NUL character, which cannot be stored")
+    if text.isascii():
+        return
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -235,12 +266,22 @@ def _check_storable_text(path: str, text: str) -> None:
         ) from None
 
 
-def check_args_size(args: Mapping[str, Any], bytes_max: int | None) -> None:
-    """Args (already checked as JSON) no larger than ``bytes_max`` bytes of JSON in UTF-8;
-    ``None`` sets no limit."""
+# made once: json.dumps with options builds an encoder per call, half the cost of a small dump
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
+def compact_json(value: Any) -> str:
+    """``value`` (already checked as JSON) as JSON text without spaces, as stores keep it."""
+    return _COMPACT.encode(value)
+
+
+def check_args_size(args: Mapping[str, Any] | str, bytes_max: int | None) -> None:
+    """Args (already checked as JSON), or their ``compact_json`` text, no larger than
+    ``bytes_max`` bytes of JSON in UTF-8; ``None`` sets no limit."""
     if bytes_max is None:
         return
-    size = len(json.dumps(args, ensure_ascii=False, separators=(",", ":")).encode())
+    text = args if isinstance(args, str) else compact_json(args)
+    size = len(text.encode())
     if size > bytes_max:
         raise ValidationError(
             f"args are {size:,} bytes of JSON; the limit is {bytes_max:,} (max_args_bytes):"

@@ -96,6 +96,8 @@ class NewJob:
     metadata: dict[str, Any] = attrs.field(factory=dict, converter=_metadata)
     #: what makes a duplicate of this job (``awa.domain.unique``); ``None``: no key
     unique: Unique | None = attrs.field(default=None)
+    # args_json()'s text, made on first use: the size check and the store share one dump
+    _args_json: str | None = attrs.field(default=None, init=False, eq=False, repr=False)
 
     @run_at.validator
     def _check_run_at(self, _: attrs.Attribute[datetime | None], value: object) -> None:
@@ -106,6 +108,15 @@ class NewJob:
     def _check_unique(self, _: attrs.Attribute[Unique | None], value: object) -> None:
         if value is not None and not isinstance(value, Unique):
             raise ValidationError(f"unique takes an awa.Unique, got {type(value).__name__}")
+
+    def args_json(self) -> str:
+        """``args`` as compact JSON text, made once: what ``max_args_bytes`` measures and what
+        a store that keeps JSON as text writes."""
+        text = self._args_json
+        if text is None:
+            text = v.compact_json(self.args)
+            object.__setattr__(self, "_args_json", text)  # a cache, not a change of value
+        return text
 
     def unique_digest(self) -> str | None:
         """The job's unique key without its period number (``None``: not unique)."""

@@ -24,6 +24,7 @@ from awa.domain import (
     Unique,
     ValidationError,
 )
+from awa.domain.validation import compact_json
 from awa.ports.results import QueueSettings
 from awa.ports.summary import DlqGroup, QueueSummary, StateGroup, build_summary
 
@@ -47,6 +48,8 @@ __all__ = [
     "restore_params",
     "schedule_from_row",
     "schedule_params",
+    "stored_args",
+    "stored_json",
     "summary_from_row",
     "utc",
     "write_params",
@@ -144,6 +147,21 @@ def dump_json(value: Any) -> str:
             " which is not valid UTF-8 and cannot be stored"
         ) from None
     return text
+
+
+def stored_args(job: NewJob) -> str:
+    """The job's args as the JSON text to store, dumped once (``NewJob.args_json``, which the
+    client's size check made): ``dump_json``'s text, whose float rule only then walks them."""
+    return _stored(job.args, job.args_json())
+
+
+def stored_json(value: dict[str, Any]) -> str:
+    """``dump_json`` for a value a ``NewJob`` already checked (storable text, finite floats)."""
+    return _stored(value, compact_json(value)) if value else "{}"
+
+
+def _stored(value: Any, text: str) -> str:
+    return _keep_large_floats(value, text) if "e+" in text else text
 
 
 def _keep_large_floats(value: Any, text: str) -> str:
@@ -452,7 +470,7 @@ def insert_params(jobs: Sequence[NewJob], now: datetime | None) -> dict[str, Any
         "now": now,
         "kind": [j.kind for j in jobs],
         "queue": [j.queue for j in jobs],
-        "args": [dump_json(j.args) for j in jobs],
+        "args": [stored_args(j) for j in jobs],
         "priority": [j.priority for j in jobs],
         "max_attempts": [j.max_attempts for j in jobs],
         "run_at": [j.run_at for j in jobs],

@@ -66,15 +66,19 @@ def build_statements(texts: Mapping[str, str]) -> dict[str, str]:
     def part(match: re.Match[str]) -> str:
         return _PART_TOKEN.sub(part, parts[match.group(1)])  # a part may include parts
 
+    # the header is for the file's reader; without it insert_jobs.sql fits the 4 KB under which
+    # psycopg keeps a statement's parsed form instead of parsing it again at every call
     return {
-        name.removesuffix(".sql"): expand_job_columns(_PART_TOKEN.sub(part, text))
+        name.removesuffix(".sql"): expand_job_columns(
+            _PART_TOKEN.sub(part, _without_comments(text))
+        )
         for name, text in texts.items()
         if name.endswith(".sql")
     }
 
 
 def _without_comments(text: str) -> str:
-    """A part's header comment is for its reader, not for the statement that includes it."""
+    """A file's header comment is for its reader, not for the statement sent."""
     return "\n".join(line for line in text.splitlines() if not line.startswith("--")).strip()
 
 

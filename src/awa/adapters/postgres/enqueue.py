@@ -7,6 +7,7 @@ caller's to end. An insert of unique jobs there runs inside a savepoint, so that
 insert taking the same key (which fails the statement) costs the statement, not the caller's
 transaction.
 
+Jobs without unique keys take ``plain_inserts`` (one small statement, or COPY for several).
 Unique keys (``awa.domain.unique``): ``insert_jobs.sql`` finds the holders and inserts nothing
 (``on_conflict="raise"``) or only the free jobs (``"skip"``). A key another transaction commits
 after the statement's snapshot makes it fail with ``unique_violation``; it is then run again,
@@ -33,6 +34,7 @@ from awa.adapters.postgres._rows import (
     job_from_row,
 )
 from awa.adapters.postgres._sql import SQL
+from awa.adapters.postgres.plain_inserts import insert_plain, insert_plain_async, is_plain
 from awa.domain import DatabaseError, Job, NewJob, OnConflict
 from awa.domain.unique import Blocked, HeldBy, RepeatOf, answer_inserts, refuse_blocked
 from awa.ports.checks import check_insert
@@ -148,11 +150,13 @@ def insert_jobs(
     job with a ``run_at`` is ``scheduled`` or ``available``. ``on_conflict`` as
     ``ClaimStore.insert``."""
     mode = check_insert(jobs, on_conflict)
-    params = insert_params(jobs, clock.now() if clock else None)
     if not jobs:
         return []
+    now = clock.now() if clock else None
     with translate_errors("inserting jobs"):
-        return insert_on(conn, jobs, params, mode)
+        if is_plain(jobs):
+            return insert_plain(conn, jobs, now)
+        return insert_on(conn, jobs, insert_params(jobs, now), mode)
 
 
 async def insert_jobs_async(
@@ -164,12 +168,13 @@ async def insert_jobs_async(
 ) -> list[Job]:
     """``insert_jobs`` for an ``AsyncConnection``."""
     mode = check_insert(jobs, on_conflict)
-    params = {
-        **insert_params(jobs, clock.now() if clock else None),
-        "skip_held": mode == "skip",
-    }
     if not jobs:
         return []
+    now = clock.now() if clock else None
+    if is_plain(jobs):
+        with translate_errors("inserting jobs"):
+            return await insert_plain_async(conn, jobs, now)
+    params = {**insert_params(jobs, now), "skip_held": mode == "skip"}
     with translate_errors("inserting jobs"):
         for _ in range(INSERT_RERUNS):
             try:

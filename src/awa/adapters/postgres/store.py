@@ -65,6 +65,7 @@ from awa.adapters.postgres.connections import (
 from awa.adapters.postgres.enqueue import insert_on
 from awa.adapters.postgres.listen import Subscriptions, pool_connector
 from awa.adapters.postgres.loop_inserts import LoopInserts
+from awa.adapters.postgres.plain_inserts import insert_plain, is_plain
 from awa.domain import (
     Complete,
     DlqEntry,
@@ -244,7 +245,11 @@ class PostgresStore(StoreCore, WorkerPresence):
 
     # -- producers ------------------------------------------------------------------------------
     def _insert(self, jobs: Sequence[NewJob], on_conflict: OnConflict) -> list[Job]:
-        params = insert_params(jobs, self._now())
+        now = self._now()
+        if is_plain(jobs):  # one small statement, or COPY for several
+            with self._connection("inserting jobs") as conn:
+                return insert_plain(conn, jobs, now)
+        params = insert_params(jobs, now)
         with self._connection("inserting jobs") as conn:  # one statement: no BEGIN/COMMIT
             return insert_on(conn, jobs, params, on_conflict)
 

@@ -1,0 +1,131 @@
+"""Where an insert's time goes: CPU per job in the producer and in its PostgreSQL backend, ours
+beside pgqueuer's, on the peers' enqueue workload, in one process, alternating.
+
+    python bench/insert_cpu.py [--mode bulk|one] [--reps 20] [--dsn postgresql://...@host:port]
+
+CPU (the producer's ``process_time``, the backend's utime + stime from ``/proc``) counts the
+work itself, so on a machine other processes share it moves far less than jobs/s do; run it
+on the database's host, as a user who can read the backends' ``/proc`` entries. It needs
+pgqueuer (``pip install pgqueuer``) next to awa, and creates the databases ``insert_cpu_awa``
+and ``insert_cpu_pgqueuer`` (dropped and made again).
+
+Workload (the peers'): args ``{seq, ts}``; bulk is 1,000 jobs a call
+(``client.insert_many`` / pgqueuer's list form of ``enqueue``); one is a call per job
+(``client.insert`` / ``enqueue``), each its own transaction.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import os
+import time
+from collections.abc import Awaitable, Callable
+
+import psycopg
+
+import awa
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+DATABASES = {"awa": "insert_cpu_awa", "pgqueuer": "insert_cpu_pgqueuer"}
+
+
+@dataclasses.dataclass
+class BenchArgs:
+    seq: int
+    ts: float
+
+
+def backend_cpu_s(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+
+
+def fresh_databases(dsn: str) -> None:
+    with psycopg.connect(f"{dsn}/postgres", autocommit=True) as conn:
+        for name in DATABASES.values():
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            conn.execute(f"CREATE DATABASE {name}")
+
+
+def backends(dsn: str, database: str) -> list[int]:
+    with psycopg.connect(f"{dsn}/postgres", autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity"
+            " WHERE datname = %s AND backend_type = 'client backend'",
+            (database,),
+        ).fetchall()
+    return [pid for (pid,) in rows]
+
+
+async def measure(a: argparse.Namespace) -> None:
+    import asyncpg
+    from pgqueuer.db import AsyncpgDriver
+    from pgqueuer.queries import Queries
+
+    fresh_databases(a.dsn)
+    client = awa.AsyncClient(f"{a.dsn}/{DATABASES['awa']}")
+    await client.migrate()
+    pg_conn = await asyncpg.connect(f"{a.dsn}/{DATABASES['pgqueuer']}")
+    queries = Queries(AsyncpgDriver(pg_conn))
+    await queries.install()
+    n = 1000 if a.mode == "bulk" else 100
+    payloads = [{"seq": i, "ts": 0.0} for i in range(n)]
+
+    async def ours() -> None:
+        if a.mode == "bulk":
+            await client.insert_many(
+                [awa.InsertSpec(args=BenchArgs(**p), queue="q") for p in payloads]
+            )
+        else:
+            for p in payloads:
+                await client.insert(BenchArgs(**p), queue="q")
+
+    async def pgqueuer() -> None:
+        if a.mode == "bulk":
+            await queries.enqueue(
+                ["bench"] * n, [json.dumps(p).encode() for p in payloads], [0] * n
+            )
+        else:
+            for p in payloads:
+                await queries.enqueue("bench", json.dumps(p).encode(), 0)
+
+    runs: dict[str, Callable[[], Awaitable[None]]] = {"awa": ours, "pgqueuer": pgqueuer}
+    for run in runs.values():  # warm up: connections opened, statements prepared
+        for _ in range(3):
+            await run()
+    await asyncio.sleep(0.5)
+    pids = {name: backends(a.dsn, DATABASES[name]) for name in runs}
+    totals: dict[str, list[float]] = {name: [0.0, 0.0, 0.0] for name in runs}
+    for _ in range(a.reps):
+        for name, run in runs.items():
+            b0 = sum(backend_cpu_s(p) for p in pids[name])
+            c0, t0 = time.process_time(), time.perf_counter()
+            await run()
+            total = totals[name]
+            total[0] += time.perf_counter() - t0
+            total[1] += time.process_time() - c0
+            total[2] += sum(backend_cpu_s(p) for p in pids[name]) - b0
+    jobs = a.reps * n
+    print(f"| {a.mode} | jobs/s | producer CPU us/job | backend CPU us/job | total |")
+    print("|---|---:|---:|---:|---:|")
+    for name, (wall, producer, backend) in totals.items():
+        per = (producer / jobs * 1e6, backend / jobs * 1e6)
+        print(f"| {name} | {jobs / wall:,.0f} | {per[0]:.1f} | {per[1]:.1f} | {sum(per):.1f} |")
+    await pg_conn.close()
+    await client.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    ap.add_argument("--mode", choices=["bulk", "one"], default="bulk")
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--dsn", default="postgresql://postgres@127.0.0.1:55432")
+    asyncio.run(measure(ap.parse_args()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,265 @@
+"""Inserts of jobs without unique keys, the common case, on the shortest path PostgreSQL offers.
+
+One job: one small prepared statement (``insert_job.sql``) that returns only the id and the
+creation time. Several: ``reserve_job_ids.sql`` hands out the ids and the time,
+``awa.domain.decisions.create_job`` decides every column from them, ``COPY`` writes the rows
+straight into ``awa.jobs`` (``copy_jobs.sql``) and ``notify_wakeup.sql`` wakes each queue that
+got an available job once, all in one transaction: nothing comes back to decode, and PostgreSQL
+inserts the copied rows a page at a time.
+
+The jobs returned are the domain's own values, the same ones written, so they equal what a
+read of the rows gives back. Jobs with unique keys take ``insert_jobs.sql``, which finds the
+keys' holders in the same statement; COPY cannot.
+
+Like ``enqueue.py``, nothing here ends a transaction it did not begin: on a connection already
+in a transaction the rows join it; on an idle autocommit connection the bulk insert runs in a
+transaction of its own (the single statement is one already).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+import attrs
+import psycopg
+from psycopg.pq import TransactionStatus
+from psycopg.rows import tuple_row
+
+from awa.adapters.postgres._rows import stored_args, stored_json
+from awa.adapters.postgres._sql import SQL
+from awa.domain import Job, JobState, NewJob
+from awa.domain.decisions import create_job
+
+__all__ = [
+    "COPY_CHUNK_JOBS",
+    "copy_chunks",
+    "copy_text",
+    "insert_plain",
+    "insert_plain_async",
+    "is_plain",
+    "jobs_from_reserved",
+    "single_job",
+    "single_params",
+    "text_array",
+]
+
+_UTC = timezone.utc
+#: jobs per COPY message: small enough to overlap making rows with PostgreSQL reading them
+COPY_CHUNK_JOBS = 200
+# COPY's text format: a backslash, tab, newline or carriage return inside a field is escaped
+_COPY_SPECIAL = re.compile(r"[\\\t\n\r]")
+_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+# an element of an array literal is quoted; inside the quotes `"` and `\` are escaped
+_ARRAY_SPECIAL = re.compile(r'["\\]')
+
+
+def is_plain(jobs: Sequence[NewJob]) -> bool:
+    """Whether no job has a unique key: only then may the insert skip the holder lookup."""
+    return all(job.unique is None for job in jobs)
+
+
+def text_array(items: Sequence[str]) -> str:
+    """A ``text[]`` literal: every element double-quoted, so no character needs a rule."""
+    if not items:
+        return "{}"
+    quoted = (_ARRAY_SPECIAL.sub(r"\\\g<0>", item) for item in items)
+    return "{" + ",".join(f'"{item}"' for item in quoted) + "}"
+
+
+def _utc(job: Job) -> Job:
+    """The adapter hands out UTC timestamps whatever zone the producer's ``run_at`` had."""
+    if job.run_at.tzinfo is _UTC:
+        return job
+    return attrs.evolve(job, run_at=job.run_at.astimezone(_UTC))
+
+
+# -- one job ------------------------------------------------------------------------------------
+
+
+def single_params(job: NewJob, now: datetime | None) -> dict[str, Any]:
+    """Parameters of ``insert_job.sql``."""
+    return {
+        "now": now,
+        "kind": job.kind,
+        "queue": job.queue,
+        "args": stored_args(job),
+        "priority": job.priority,
+        "max_attempts": job.max_attempts,
+        "run_at": job.run_at,
+        "tags": text_array(job.tags),
+        "metadata": stored_json(job.metadata),
+    }
+
+
+def single_job(job: NewJob, row: Sequence[Any]) -> Job:
+    """The inserted job from ``insert_job.sql``'s row (id, created_at): the statement applied
+    ``create_job``'s rule to that time, so applying it here gives the stored row."""
+    return _utc(create_job(job, job_id=row[0], now=row[1].astimezone(_UTC)))
+
+
+# -- many jobs: COPY ----------------------------------------------------------------------------
+
+
+def jobs_from_reserved(jobs: Sequence[NewJob], now: datetime, ids: Sequence[str]) -> list[Job]:
+    """Each new job as the domain creates it, with its id (as text, in order) and the time
+    ``reserve_job_ids.sql`` returned."""
+    now = now.astimezone(_UTC)
+    return [
+        _utc(create_job(job, job_id=int(job_id), now=now))
+        for job, job_id in zip(jobs, ids, strict=True)
+    ]
+
+
+def copy_chunks(jobs: Sequence[NewJob], now: datetime, ids: str) -> Iterator[tuple[list[Job], str]]:
+    """``jobs_from_reserved`` and ``copy_text`` a chunk at a time, from the reservation's
+    comma-separated ids: PostgreSQL takes in one chunk while the next is made, so the two
+    cores share the work."""
+    id_texts = ids.split(",")
+    if len(id_texts) != len(jobs):
+        raise AssertionError(f"reserved {len(id_texts)} ids for {len(jobs)} jobs")
+    for start in range(0, len(jobs), COPY_CHUNK_JOBS):
+        requests = jobs[start : start + COPY_CHUNK_JOBS]
+        created = jobs_from_reserved(requests, now, id_texts[start : start + COPY_CHUNK_JOBS])
+        yield created, copy_text(created, requests)
+
+
+def _field(text: str) -> str:
+    return text.translate(_COPY_ESCAPES) if _COPY_SPECIAL.search(text) else text
+
+
+def _json_field(text: str) -> str:
+    """JSON text as a COPY field: ``json.dumps`` escapes every control character, so only a
+    backslash needs COPY's escape."""
+    return text.replace("\\", "\\\\") if "\\" in text else text
+
+
+def copy_text(jobs: Sequence[Job], new: Sequence[NewJob]) -> str:
+    """The rows of ``copy_jobs.sql`` in COPY's text format, one line per job, its columns in
+    the statement's order; ``new`` holds each job's request (its args' JSON, made once).
+    Kind and queue are names the domain allows only letters, digits and ``_.:-`` in."""
+    times: dict[datetime, str] = {}  # most jobs of a batch share their created_at and run_at
+
+    def time_text(when: datetime) -> str:
+        text = times.get(when)
+        if text is None:
+            text = times[when] = when.isoformat()
+        return text
+
+    lines = [
+        f"{job.id}\t{job.kind}\t{job.queue}\t{_json_field(stored_args(request))}\t"
+        f"{job.state.value}\t{job.priority}\t{job.attempt}\t{job.max_attempts}\t"
+        f"{job.run_lease}\t{time_text(job.run_at)}\t{time_text(job.created_at)}\t"
+        f"{_field(text_array(job.tags)) if job.tags else '{}'}\t"
+        f"{_json_field(stored_json(request.metadata))}\n"
+        for job, request in zip(jobs, new, strict=True)
+    ]
+    return "".join(lines)
+
+
+def woken_queues(jobs: Sequence[Job]) -> list[str]:
+    """Each queue that got an available job, once (``notify_wakeup.sql``)."""
+    return list(dict.fromkeys(job.queue for job in jobs if job.state is JobState.AVAILABLE))
+
+
+def _tuple_cursor(conn: Any) -> Any:
+    """A cursor whose rows are tuples (a caller's connection may make dicts); the store's
+    connections already do, and a cursor made without a factory costs less."""
+    return conn.cursor() if conn.row_factory is tuple_row else conn.cursor(row_factory=tuple_row)
+
+
+def _idle_autocommit(conn: Any) -> bool:
+    """Whether the bulk insert needs a transaction of its own: on an idle autocommit
+    connection. Inside one the caller (or psycopg, off autocommit) began, it joins that."""
+    return bool(conn.autocommit) and conn.info.transaction_status == TransactionStatus.IDLE
+
+
+def _reserve(own: bool) -> str:
+    # a transaction of our own begins in the same round trip as the reservation (a client-side
+    # bound cursor sends both as one simple query), and ends with the wake-ups
+    return f"BEGIN;\n{SQL['reserve_job_ids']}" if own else SQL["reserve_job_ids"]
+
+
+def _wake_and_end(queues: list[str], own: bool) -> str | None:
+    statements = [SQL["notify_wakeup"]] if queues else []
+    return ";\n".join([*statements, "COMMIT"] if own else statements) or None
+
+
+def _ended(conn: Any, own: bool) -> bool:
+    """After a failure: whether the transaction of our own still needs its ROLLBACK."""
+    status = conn.info.transaction_status
+    return own and status in (TransactionStatus.INTRANS, TransactionStatus.INERROR)
+
+
+def insert_plain(
+    conn: psycopg.Connection[Any], jobs: Sequence[NewJob], now: datetime | None
+) -> list[Job]:
+    """Insert ``jobs`` (none with a unique key) on ``conn``; returns them with their ids, in
+    order. ``now`` stands in for the database clock (``None``: ``now()``)."""
+    if len(jobs) == 1:
+        with _tuple_cursor(conn) as single:
+            single.execute(SQL["insert_job"], single_params(jobs[0], now), prepare=True)
+            return [single_job(jobs[0], _one(single.fetchone()))]
+    own = _idle_autocommit(conn)
+    with psycopg.ClientCursor(conn, row_factory=tuple_row) as cur:
+        try:
+            cur.execute(_reserve(own), {"now": now, "count": len(jobs)})
+            if own:
+                cur.nextset()
+            now, ids = _one(cur.fetchone())[:2]
+            created: list[Job] = []
+            with cur.copy(SQL["copy_jobs"]) as copy:
+                for chunk, text in copy_chunks(jobs, now, ids):
+                    created += chunk
+                    copy.write(text)
+            queues = woken_queues(created)
+            end = _wake_and_end(queues, own)
+            if end is not None:
+                cur.execute(end, {"queues": queues})
+        except BaseException:
+            if _ended(conn, own):
+                with contextlib.suppress(Exception):
+                    conn.execute("ROLLBACK")
+            raise
+    return created
+
+
+async def insert_plain_async(
+    conn: psycopg.AsyncConnection[Any], jobs: Sequence[NewJob], now: datetime | None
+) -> list[Job]:
+    """``insert_plain`` on an ``AsyncConnection``."""
+    if len(jobs) == 1:
+        async with _tuple_cursor(conn) as single:
+            await single.execute(SQL["insert_job"], single_params(jobs[0], now), prepare=True)
+            return [single_job(jobs[0], _one(await single.fetchone()))]
+    own = _idle_autocommit(conn)
+    async with psycopg.AsyncClientCursor(conn, row_factory=tuple_row) as cur:
+        try:
+            await cur.execute(_reserve(own), {"now": now, "count": len(jobs)})
+            if own:
+                cur.nextset()
+            now, ids = _one(await cur.fetchone())[:2]
+            created: list[Job] = []
+            async with cur.copy(SQL["copy_jobs"]) as copy:
+                for chunk, text in copy_chunks(jobs, now, ids):
+                    created += chunk
+                    await copy.write(text)
+            queues = woken_queues(created)
+            end = _wake_and_end(queues, own)
+            if end is not None:
+                await cur.execute(end, {"queues": queues})
+        except BaseException:
+            if _ended(conn, own):
+                with contextlib.suppress(Exception):
+                    await conn.execute("ROLLBACK")
+            raise
+    return created
+
+
+def _one(row: Any) -> Any:
+    if row is None:  # both statements return exactly one row
+        raise AssertionError("the insert statement returned no row")
+    return row

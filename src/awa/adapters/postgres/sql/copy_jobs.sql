@@ -1,0 +1,12 @@
+-- Purpose: write new jobs without unique keys straight into awa.jobs, in one COPY: PostgreSQL
+--   inserts the rows in batches (one WAL record per page rather than per row) and nothing
+--   comes back to decode.
+-- Parameters: the rows, in COPY's text format (plain_inserts.copy_text), columns as listed:
+--   each job as awa.domain.decisions.create_job made it from reserve_job_ids.sql's ids and
+--   time. Columns not listed keep their defaults (no errors, no unique key).
+-- Transition: row 1, decided by the domain; the wake-ups follow in the same transaction
+--   (notify_wakeup.sql), one per queue that got an available job.
+-- Index: none read; every index of awa.jobs is written.
+COPY awa.jobs (id, kind, queue, args, state, priority, attempt, max_attempts, run_lease, run_at,
+               created_at, tags, metadata)
+FROM STDIN

@@ -1,0 +1,260 @@
+"""Inserts of jobs without unique keys (``plain_inserts.py``): several by COPY, one by
+``insert_job.sql``. Every column must arrive as given, whatever its text holds, and the jobs
+returned must equal what a read of the rows gives back, on every path that inserts."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import psycopg
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import awa.adapters.postgres.plain_inserts as plain_inserts
+from awa import Unique, UniqueConflict
+from awa.adapters.postgres import WAKEUP_CHANNEL, PostgresStore, insert_jobs, insert_jobs_async
+from awa.domain import DatabaseError, Job, JobState, NewJob
+from awa.testing.strategies import new_jobs
+
+# every character COPY's text format, an array literal or JSON gives a meaning to
+EDGY = 'tab\there, line\nfeed\rreturn \\back\\slash "quoted" {braces},commas NULL \\N é 日本 🎉'
+BERLIN = timezone(timedelta(hours=1))
+
+
+def _requests(now: datetime) -> list[NewJob]:
+    return [
+        NewJob(
+            kind="report.daily:v2-x",
+            queue="mail.eu:1-a",
+            args={"text": EDGY, "nested": {EDGY: [1, 2.5, None, True, EDGY]}, "empty": ""},
+            priority=1,
+            max_attempts=1,
+            run_at=now + timedelta(hours=1),
+            tags=(EDGY, "NULL", "\\N", 'a"b', "{x,y}", " spaced "),
+            metadata={"trace": EDGY, "n": 1e20, "m": 7.053818348531159e16},
+        ),
+        NewJob(
+            kind="k",
+            queue="mail.eu:1-a",
+            args={"big": 2**70, "small": 1e-7, "negative": -0.5, "huge": 1e20, "zero": 0.0},
+            priority=4,
+            max_attempts=1000,
+            run_at=now - timedelta(hours=1),
+        ),
+        NewJob(kind="k", queue="other", args={"x": 1}),
+        NewJob(
+            kind="k", queue="other", args={}, run_at=(now + timedelta(minutes=5)).astimezone(BERLIN)
+        ),
+    ]
+
+
+def _check_written(
+    store: PostgresStore, requests: Sequence[NewJob], inserted: Sequence[Job]
+) -> None:
+    assert len(inserted) == len(requests)
+    assert [job.id for job in inserted] == sorted(job.id for job in inserted)  # request order
+    for request, job in zip(requests, inserted, strict=True):
+        read = store.get_job(job.id)
+        assert job == read  # what the insert returned is what the table holds
+        given = (request.kind, request.queue, request.args, request.priority)
+        assert (read.kind, read.queue, read.args, read.priority) == given
+        assert (read.max_attempts, read.tags, read.metadata) == (
+            request.max_attempts,
+            request.tags,
+            request.metadata,
+        )
+        assert (read.attempt, read.run_lease, read.errors, read.unique_key) == (0, 0, (), None)
+        expected_run_at = request.run_at if request.run_at is not None else read.created_at
+        assert read.run_at == expected_run_at
+        assert read.run_at.tzinfo == timezone.utc
+        assert read.created_at.tzinfo == timezone.utc
+        due = read.run_at <= read.created_at
+        assert read.state is (JobState.AVAILABLE if due else JobState.SCHEDULED)
+        for key, value in request.args.items():  # 1e20 stays a float, 2**70 an int
+            assert type(read.args[key]) is type(value)
+
+
+def test_a_bulk_insert_writes_every_column_as_given(
+    make_store: Callable[..., PostgresStore],
+) -> None:
+    store = make_store()
+    requests = _requests(datetime.now(timezone.utc))
+    _check_written(store, requests, store.insert(requests))
+
+
+def test_a_single_insert_writes_every_column_as_given(
+    make_store: Callable[..., PostgresStore],
+) -> None:
+    store = make_store()
+    for request in _requests(datetime.now(timezone.utc)):
+        _check_written(store, [request], store.insert([request]))
+
+
+def test_inserts_from_the_loop_write_every_column_as_given(pg_clean_url: str) -> None:
+    async def story(store: PostgresStore) -> None:
+        await store.insert_async([NewJob(kind="k")])  # the first goes through the pool
+        for _ in range(1000):
+            if store._loop_inserts.connected:
+                break
+            await asyncio.sleep(0.005)
+        assert store._loop_inserts.connected
+        requests = _requests(datetime.now(timezone.utc))
+        _check_written(store, requests, await store.insert_async(requests))
+        _check_written(store, requests[:1], await store.insert_async(requests[:1]))
+        await store.close_async()
+
+    with PostgresStore(pg_clean_url) as store:
+        asyncio.run(story(store))
+
+
+@pytest.mark.parametrize("autocommit", [True, False], ids=["autocommit", "in_transaction"])
+def test_a_bulk_insert_on_a_callers_connection_writes_every_column_and_waits_for_commit(
+    pg_url: str, make_store: Callable[..., PostgresStore], autocommit: bool
+) -> None:
+    store = make_store()
+    requests = _requests(datetime.now(timezone.utc))
+    with psycopg.connect(pg_url, autocommit=autocommit, options="-c TimeZone=Asia/Tokyo") as conn:
+        inserted = insert_jobs(conn, requests)
+        if not autocommit:
+            assert store.list_jobs() == []  # the caller's transaction is still open
+            conn.commit()
+    _check_written(store, requests, inserted)
+
+
+def test_an_async_bulk_insert_in_the_callers_transaction_vanishes_on_rollback(
+    pg_url: str, make_store: Callable[..., PostgresStore]
+) -> None:
+    store = make_store()
+    requests = _requests(datetime.now(timezone.utc))
+
+    async def story() -> list[Job]:
+        async with await psycopg.AsyncConnection.connect(pg_url) as conn:
+            await insert_jobs_async(conn, [NewJob(kind="gone"), NewJob(kind="gone")])
+            await conn.rollback()
+            kept = await insert_jobs_async(conn, requests)
+            await conn.commit()
+            return kept
+
+    kept = asyncio.run(story())
+    assert {job.kind for job in store.list_jobs()} == {job.kind for job in kept}
+    _check_written(store, requests, kept)
+
+
+def test_a_bulk_insert_takes_the_injected_clock_for_now(
+    make_store: Callable[..., PostgresStore], clock: Any
+) -> None:
+    store = make_store(clock)
+    soon = clock.now() + timedelta(seconds=1)
+    inserted = store.insert([NewJob(kind="k"), NewJob(kind="k", run_at=soon)])
+    assert [job.created_at for job in inserted] == [clock.now()] * 2
+    assert [job.state for job in inserted] == [JobState.AVAILABLE, JobState.SCHEDULED]
+    assert [store.get_job(job.id) for job in inserted] == inserted
+
+
+def test_a_bulk_insert_wakes_each_queue_with_an_available_job_once(
+    pg_url: str, make_store: Callable[..., PostgresStore]
+) -> None:
+    store = make_store()
+    later = datetime.now(timezone.utc) + timedelta(hours=1)
+    with psycopg.connect(pg_url, autocommit=True) as listener:
+        listener.execute(f"LISTEN {WAKEUP_CHANNEL}")
+        store.insert(
+            [
+                NewJob(kind="k", queue="a"),
+                NewJob(kind="k", queue="later", run_at=later),
+                NewJob(kind="k", queue="a"),
+                NewJob(kind="k", queue="b"),
+            ]
+        )
+        heard = sorted(n.payload for n in listener.notifies(timeout=0.5, stop_after=10))
+    assert heard == ["a", "b"]
+
+
+def test_a_failed_copy_writes_nothing_and_leaves_the_store_working(
+    make_store: Callable[..., PostgresStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = make_store()
+    copy_text = plain_inserts.copy_text
+
+    def mangled(jobs: Sequence[Job], new: Sequence[NewJob]) -> str:
+        return copy_text(jobs, new).replace("\tavailable\t", "\tnot_a_state\t")
+
+    monkeypatch.setattr(plain_inserts, "copy_text", mangled)
+    with pytest.raises(DatabaseError, match="jobs_state_valid"):
+        store.insert([NewJob(kind="k"), NewJob(kind="k")])
+    monkeypatch.undo()
+    assert store.list_jobs() == []
+    assert len(store.insert([NewJob(kind="k"), NewJob(kind="k")])) == 2
+
+
+def test_a_batch_with_a_unique_job_keeps_the_unique_insert(
+    make_store: Callable[..., PostgresStore],
+) -> None:
+    store = make_store()
+    unique = NewJob(kind="k", args={"n": 1}, unique=Unique(by_args=True))
+    inserted = store.insert([NewJob(kind="k"), unique])
+    assert inserted[1].unique_key is not None
+    assert store.get_job(inserted[1].id) == inserted[1]
+    with pytest.raises(UniqueConflict):
+        store.insert([NewJob(kind="k"), unique])
+    assert len(store.list_jobs()) == 2
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(new_jobs(), min_size=1, max_size=6))
+def test_any_plain_jobs_come_back_as_written(
+    make_store: Callable[..., PostgresStore], requests: list[NewJob]
+) -> None:
+    store = make_store()
+    inserted = store.insert(requests)
+    assert [store.get_job(job.id) for job in inserted] == inserted
+    for request, job in zip(requests, inserted, strict=True):
+        assert (job.args, job.tags, job.metadata) == (request.args, request.tags, request.metadata)
+
+
+@pytest.mark.parametrize(
+    ("column", "name", "stored"),
+    [
+        ("kind", "K" + "k" * 127, True),
+        ("kind", "K" + "k" * 128, False),
+        ("kind", "_a.b:c-9", True),
+        ("kind", "9starts_with_a_digit", False),
+        ("kind", "has space", False),
+        ("queue", "q" * 128, True),
+        ("queue", "q" * 129, False),
+        ("queue", "9.q:u-e_ue", True),
+        ("queue", "Upper", False),
+        ("queue", "-dash_first", False),
+        ("queue", "line\nfeed", False),
+    ],
+)
+def test_the_table_refuses_a_name_the_domain_refuses(
+    pg_url: str, make_store: Callable[..., PostgresStore], column: str, name: str, stored: bool
+) -> None:
+    """Migration 0008's checks, written by hand past the adapter, at their exact limits."""
+    make_store()
+    values = {"kind": "k", "queue": "q", column: name}
+    insert = (
+        "INSERT INTO awa.jobs (kind, queue, state, run_at, created_at)"
+        " VALUES (%(kind)s, %(queue)s, 'available', now(), now())"
+    )
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        if stored:
+            conn.execute(insert, values)
+        else:
+            with pytest.raises(psycopg.errors.CheckViolation, match=f"jobs_{column}_valid"):
+                conn.execute(insert, values)
+
+
+def test_the_insert_statements_fit_psycopgs_parse_cache() -> None:
+    """psycopg parses a statement longer than 4 KB again at every call (about 100 us)."""
+    from psycopg._queries import MAX_CACHED_STATEMENT_LENGTH
+
+    from awa.adapters.postgres._sql import SQL
+
+    for name in ("insert_jobs", "insert_job", "reserve_job_ids", "notify_wakeup"):
+        assert len(SQL[name]) <= MAX_CACHED_STATEMENT_LENGTH, name

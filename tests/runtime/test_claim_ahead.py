@@ -177,3 +177,36 @@ def test_a_job_cancelled_while_claimed_ahead_never_starts() -> None:
         assert store.get_job(victim.lease.job_id).state is JobState.CANCELLED
 
     run(story)
+
+
+def test_an_attempt_that_loses_its_job_before_its_task_starts_frees_its_slot() -> None:
+    """A cancel hint can land between a handler task's creation and its first step (a job
+    claimed ahead starts as a slot frees while the hint is on its way); a task cancelled then
+    would never run its body, so the attempt is left to start, sees it ended, and leaves."""
+
+    async def story() -> None:
+        clock = ManualClock()
+        store = MemoryStore(clock, rng=random.Random(5))
+        client = awa.AsyncClient(store=store)
+        ran: list[int] = []
+
+        @client.task(Tick, kind="tick")
+        async def tick(job: awa.Job[Tick]) -> None:
+            ran.append(job.id)
+
+        await client.start([("default", 1)])  # nothing inserted yet: it claims nothing
+        runtime = client.runtime
+        assert runtime is not None
+        try:
+            _insert(store, 1)
+            [record] = store.claim("default", limit=1)
+            config = awa.QueueConfig(queue="default", concurrency=1)
+            attempt = runtime.dispatch.start(config, record, clock.now())
+            attempt.end(cancelled=True)  # before the loop gives the task its first step
+            await until(lambda: not runtime.table.attempts(), timeout_s=2)
+            assert runtime.table.running("default") == 0
+        finally:
+            await client.shutdown(timeout=0)  # waits for no handler: a leaked slot fails above
+        assert ran == []
+
+    run(story)

@@ -58,6 +58,7 @@ class Attempt:
         self.ended = False  # the lease no longer owns the job: write nothing more
         self.dropped = False  # the runtime gave up on the handler and freed its slot
         self.waiting_slot = False  # claimed ahead: its handler waits for a free slot
+        self.handler_started = False  # its async handler's task has taken its first step
         self.waiting_callback = False
         self._callback_signal: threading.Event | None = None
         self.callback_wakeup: asyncio.Event | None = None
@@ -142,5 +143,7 @@ class Attempt:
         if cancelled:
             self.cancelled.set()
         self.signal_callback()
-        if self.is_async and self.future is not None:
+        # a task cancelled before its first step never runs its body, so nothing would free
+        # the slot: such a task is left to start, sees the attempt ended and frees it
+        if self.is_async and self.future is not None and self.handler_started:
             self.future.cancel()

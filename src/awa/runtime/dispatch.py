@@ -127,6 +127,10 @@ class Dispatch:
             future.add_done_callback(functools.partial(self._sync_done, attempt))
 
     async def _run_async(self, attempt: Attempt, task: Task, args: Any) -> None:
+        attempt.handler_started = True
+        if attempt.ended:  # lost its job before the task's first step (Attempt.end)
+            self.done(attempt, None)
+            return
         outcome: Outcome | None
         try:
             job = Job(attempt, args, self.services)

@@ -17,6 +17,7 @@ import os
 import random
 import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -145,7 +146,7 @@ class SqliteStore(StoreCore, WorkerPresence):
         with translate_errors("opening the SQLite database"):
             self._conn = self._connect()
             if path != MEMORY:
-                self._conn.execute("PRAGMA journal_mode = WAL")
+                _use_wal(self._conn, self.busy_timeout_s)
             if migrate:
                 version = migrations.schema_version(self._conn)
                 if version is None or version < migrations.LATEST_VERSION:
@@ -709,3 +710,20 @@ class _SqliteTransaction:
         self.events.extend(CancelRequested(lease) for lease in writes.cancelled)
         self.events.extend(CallbackResolved(lease) for lease in writes.answered)
         self.events.extend(JobsAvailable(queue) for queue in writes.available_queues())
+
+
+def _use_wal(conn: sqlite3.Connection, busy_timeout_s: float) -> None:
+    """Switch the file to WAL. Processes opening a new file at once race for it, and SQLite
+    answers the loser "database is locked" at once, without its busy handler (which could
+    deadlock there), so this waits and tries again for up to the busy timeout."""
+    give_up = time.monotonic() + busy_timeout_s
+    pause_s = 0.001
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= give_up:
+                raise
+        time.sleep(pause_s)
+        pause_s = min(pause_s * 2, 0.05)

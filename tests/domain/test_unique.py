@@ -120,6 +120,7 @@ def test_unique_options_are_read_into_one_canonical_form() -> None:
         ({"period": DURATION_MAX_S + 1}, "a unique period is a whole number of seconds"),
         ({"period": True}, "a unique period is a whole number of seconds"),
         ({"period": "60"}, "a unique period is a whole number of seconds"),
+        ({"period": [60]}, "a unique period is a whole number of seconds"),
         ({"states": "available"}, "unique states come as a set of states, got 'available'"),
         ({"states": JobState.AVAILABLE}, "unique states come as a set of states"),
         ({"states": 3}, "unique states come as a set of states, got 3"),

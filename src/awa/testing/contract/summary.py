@@ -63,6 +63,9 @@ class SummaryContract(StoreFixtures):
         assert mail.dlq_enabled
         assert not mail.paused
         assert mail.oldest_available_at == first.created_at + timedelta(seconds=1)
+        other = summary.queue("other")
+        assert other is not None
+        assert other.oldest_available_at == clock.now()  # a queue with available jobs only
         assert summary.dlq == (DlqGroup("mail", "send", "terminal_error", 1, clock.now(), ended=1),)
         assert summarizing.queue_summary() == summary
 

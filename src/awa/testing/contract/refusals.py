@@ -54,6 +54,7 @@ class Given(enum.Enum):
     LIVE_LEASE = "the lease of a running attempt"
     PENDING_CALLBACK = "the id of the callback a parked attempt waits on"
     FAILED_JOB = "the id of a failed job on a queue without a dead-letter queue"
+    EARLIER_CLAIM = "the running job as an earlier attempt claimed it (an older run_lease)"
 
 
 @attrs.frozen
@@ -84,7 +85,11 @@ def _fill(value: Any, given: Mapping[Given, object]) -> Any:
         return given[value]
     if isinstance(value, list):
         return [_fill(v, given) for v in value]
-    if isinstance(value, (Heartbeat, Finish)):
+    if isinstance(value, Finish):
+        return attrs.evolve(
+            value, lease=_fill(value.lease, given), claimed=_fill(value.claimed, given)
+        )
+    if isinstance(value, Heartbeat):
         return attrs.evolve(value, lease=_fill(value.lease, given))
     return value
 
@@ -99,11 +104,13 @@ def _row(
 LIVE: Any = Given.LIVE_LEASE
 CALLBACK: Any = Given.PENDING_CALLBACK
 FAILED: Any = Given.FAILED_JOB
+EARLIER: Any = Given.EARLIER_CLAIM
 TOO_MANY = BATCH_SIZE_MAX + 1
 UNKNOWN_CALLBACK = "no-such-callback"
 BAD_LEASE = Lease("1; --", 1)  # type: ignore[arg-type]
 BOOL_LEASE = Lease(1, True)
 
+CLAIMED = "claimed job must be the Job that holds its lease"
 LIST = "as a list"
 LIMIT = "limit must be"
 QUEUE = "invalid queue name"
@@ -190,6 +197,18 @@ REFUSALS: tuple[Refusal, ...] = (
     ),
     _row("finish", "outcome a string", "outcome", [Finish(LIVE, "done")]),  # type: ignore[arg-type]
     _row("finish", "lease job id not an integer", "lease", [Finish(BAD_LEASE, Complete())]),
+    _row(
+        "finish",
+        "claimed not a job",
+        CLAIMED,
+        [Finish(LIVE, Complete(), claimed="job")],  # type: ignore[arg-type]
+    ),
+    _row(
+        "finish",
+        "claimed by an earlier attempt",
+        CLAIMED,
+        [Finish(LIVE, Fail("x"), claimed=EARLIER)],
+    ),
     _row(
         "finish",
         "good finish beside a bad one",
@@ -377,6 +396,7 @@ def _populate(store: ClaimStore, clock: ManualClock) -> dict[Given, object]:
         Given.LIVE_LEASE: running.lease,
         Given.PENDING_CALLBACK: callback_id,
         Given.FAILED_JOB: failed.id,
+        Given.EARLIER_CLAIM: attrs.evolve(running, run_lease=running.run_lease - 1),
     }
 
 

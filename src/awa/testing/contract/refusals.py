@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import attrs
@@ -28,6 +28,8 @@ from awa.domain import (
     Complete,
     CompleteCallback,
     Fail,
+    Job,
+    JobState,
     Lease,
     NewJob,
     Schedule,
@@ -54,7 +56,6 @@ class Given(enum.Enum):
     LIVE_LEASE = "the lease of a running attempt"
     PENDING_CALLBACK = "the id of the callback a parked attempt waits on"
     FAILED_JOB = "the id of a failed job on a queue without a dead-letter queue"
-    EARLIER_CLAIM = "the running job as an earlier attempt claimed it (an older run_lease)"
 
 
 @attrs.frozen
@@ -86,12 +87,21 @@ def _fill(value: Any, given: Mapping[Given, object]) -> Any:
     if isinstance(value, list):
         return [_fill(v, given) for v in value]
     if isinstance(value, Finish):
-        return attrs.evolve(
-            value, lease=_fill(value.lease, given), claimed=_fill(value.claimed, given)
-        )
+        lease = _fill(value.lease, given)
+        claimed = _claimed_earlier(lease) if value.claimed is EARLIER else value.claimed
+        return attrs.evolve(value, lease=lease, claimed=claimed)
     if isinstance(value, Heartbeat):
         return attrs.evolve(value, lease=_fill(value.lease, given))
     return value
+
+
+def _claimed_earlier(lease: Lease) -> Job:
+    at = datetime(2030, 1, 1, tzinfo=timezone.utc)
+    return Job(
+        id=lease.job_id, kind="busy", queue="busy", args={}, state=JobState.RUNNING,
+        priority=2, attempt=1, max_attempts=25, run_lease=lease.run_lease - 1, run_at=at,
+        created_at=at,
+    )  # fmt: skip
 
 
 def _row(
@@ -104,7 +114,9 @@ def _row(
 LIVE: Any = Given.LIVE_LEASE
 CALLBACK: Any = Given.PENDING_CALLBACK
 FAILED: Any = Given.FAILED_JOB
-EARLIER: Any = Given.EARLIER_CLAIM
+#: a finish's claimed job as an earlier attempt claimed it: the live lease's job, an older
+#: run_lease (filled in from the row's lease)
+EARLIER: Any = object()
 TOO_MANY = BATCH_SIZE_MAX + 1
 UNKNOWN_CALLBACK = "no-such-callback"
 BAD_LEASE = Lease("1; --", 1)  # type: ignore[arg-type]
@@ -396,7 +408,6 @@ def _populate(store: ClaimStore, clock: ManualClock) -> dict[Given, object]:
         Given.LIVE_LEASE: running.lease,
         Given.PENDING_CALLBACK: callback_id,
         Given.FAILED_JOB: failed.id,
-        Given.EARLIER_CLAIM: attrs.evolve(running, run_lease=running.run_lease - 1),
     }
 
 

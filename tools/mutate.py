@@ -88,6 +88,8 @@ SQL_POOL = [
         "test_concurrency",
         "test_agreement",
         "test_state_machine",
+        "test_caller_connections",
+        "test_unique_on_caller_connections",
     )
 ]
 

@@ -50,7 +50,9 @@ def test_a_message_that_only_starts_like_a_rescue_cause_is_the_handlers_own() ->
 def test_the_dead_letter_reason_follows_the_row() -> None:
     for cause in RescueCause:
         assert dlq_reason_after(entry(cause.error)) == cause.dlq_reason.value
-    assert dlq_reason_after(entry("KeyError: 'to'")) == DlqReason.MAX_ATTEMPTS_EXHAUSTED.value
+    # raising, asking for a retry and dying all spend attempts alike
+    for error in ("KeyError: 'to'", "retry requested after 5s", "handler panicked: SystemExit: 3"):
+        assert dlq_reason_after(entry(error)) == DlqReason.MAX_ATTEMPTS_EXHAUSTED.value
     assert dlq_reason_after(entry("nope", terminal=True)) == DlqReason.TERMINAL_ERROR.value
 
 
@@ -90,3 +92,12 @@ def test_only_the_handlers_own_last_entry_of_a_cancelled_job_reads_as_its_cancel
     terminal = (*earlier, ErrorEntry("TerminalError: no", 3, t2, terminal=True))
     assert attempt_ends(_job(JobState.CANCELLED, terminal, t2))[-1] is AttemptEnd.TERMINAL
     assert attempt_ends(_job(JobState.CANCELLED, (), t2)) == []  # cancelled before any attempt
+
+
+def test_every_row_reads_in_its_own_words() -> None:
+    """Operators see these words (the UI's attempt history): every row has its own."""
+    texts = [end.text for end in AttemptEnd]
+    assert all(texts)
+    assert len(set(texts)) == len(texts)
+    assert AttemptEnd.RAISED.text == "handler raises an exception"
+    assert AttemptEnd.CANCELLED.dlq_reason is None  # a cancel never dead-letters

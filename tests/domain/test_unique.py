@@ -17,7 +17,15 @@ from awa.domain import (
     holds_unique_key,
     retakes_unique_key,
 )
-from awa.domain.unique import HeldBy, check_unique_states, refuse_blocked, unique_key_at
+from awa.domain.unique import (
+    HeldBy,
+    check_on_conflict,
+    check_unique_states,
+    period_number,
+    refuse_blocked,
+    unique_key_at,
+)
+from awa.domain.validation import DURATION_MAX_S
 
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -72,3 +80,120 @@ def test_unsafe_unique_states_are_refused_with_the_states_that_make_them_safe(
     assert suggested
     assert not suggested & states
     assert check_unique_states(states | suggested) == {JobState(s) for s in states | suggested}
+
+
+def test_the_default_unique_holds_every_state_but_failed_and_cancelled() -> None:
+    default = Unique()
+    assert (default.by_args, default.by_queue, default.period) == (True, False, None)
+    assert default.states == frozenset(JobState) - {JobState.FAILED, JobState.CANCELLED}
+
+
+def test_unique_options_are_read_into_one_canonical_form() -> None:
+    live = ["available", "scheduled", "running", "waiting_external", "retryable"]
+    named = Unique(by_args=["to", "cc", "to"], period=timedelta(hours=1), states=live)
+    assert named.by_args == ("cc", "to")  # a set of names: order and repeats do not matter
+    assert named.period == 3600
+    assert named.states == frozenset(JobState(s) for s in live)
+    assert Unique(by_args=False, by_queue=True, period=60.0).by_args is False
+    whole = Unique(period=60.0).period
+    assert (whole, type(whole)) == (60, int)
+    # the bounds themselves are allowed
+    assert Unique(period=1).period == 1
+    assert Unique(period=DURATION_MAX_S).period == int(DURATION_MAX_S)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"by_args": "to"}, "by_args is True, False or a list of field names, got 'to'"),
+        ({"by_args": b"to"}, "by_args is True, False or a list of field names"),
+        ({"by_args": 1}, "by_args is True, False or a list of field names, got 1"),
+        ({"by_args": []}, "by_args names at least one field, each a string, got []"),
+        ({"by_args": ["to", 1]}, "by_args names at least one field, each a string"),
+        ({"by_args": ["to", ""]}, "by_args names at least one field, each a string"),
+        ({"by_queue": 1}, "by_queue must be True or False, got 1"),
+        ({"by_queue": None}, "by_queue must be True or False, got None"),
+        ({"period": 0}, "a unique period is a whole number of seconds from 1 to"),
+        ({"period": -60}, "a unique period is a whole number of seconds"),
+        ({"period": 1.5}, "a unique period is a whole number of seconds"),
+        ({"period": timedelta(milliseconds=1500)}, "a unique period is a whole number"),
+        ({"period": DURATION_MAX_S + 1}, "a unique period is a whole number of seconds"),
+        ({"period": True}, "a unique period is a whole number of seconds"),
+        ({"period": "60"}, "a unique period is a whole number of seconds"),
+        ({"period": [60]}, "a unique period is a whole number of seconds"),
+        ({"states": "available"}, "unique states come as a set of states, got 'available'"),
+        ({"states": JobState.AVAILABLE}, "unique states come as a set of states"),
+        ({"states": 3}, "unique states come as a set of states, got 3"),
+        ({"states": []}, "unique states must name at least one state"),
+        ({"states": ["available", "asleep"]}, "state"),
+    ],
+)
+def test_a_unique_with_a_bad_option_is_refused_in_one_sentence(
+    options: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ValidationError) as refused:
+        Unique(**options)  # type: ignore[arg-type]
+    assert message in str(refused.value)
+    assert "\n" not in str(refused.value)
+
+
+def test_a_new_job_takes_only_a_unique_as_its_unique() -> None:
+    with pytest.raises(ValidationError, match=r"unique takes an awa\.Unique, got dict"):
+        NewJob(kind="k", unique={"by_args": True})  # type: ignore[arg-type]
+    assert NewJob(kind="k").unique_key_at(START) is None
+    periodic = NewJob(kind="k", unique=Unique(period=60))
+    assert (
+        periodic.unique_key_at(START) == f"{periodic.unique_digest()}:{START.timestamp() // 60:.0f}"
+    )
+
+
+def test_args_are_compared_as_json_values_not_as_written() -> None:
+    assert _digest(Unique(), {"a": 1, "b": [1, 2]}) == _digest(Unique(), {"b": [1, 2], "a": 1})
+    assert _digest(Unique(), {"a": 1}) != _digest(Unique(), {"a": 2})
+    assert _digest(Unique(by_args=("a",)), {"a": 1, "b": 2}) == _digest(
+        Unique(by_args=("a",)), {"b": 3, "a": 1}
+    )
+    # by_args=False: the kind alone (and the queue when asked) makes the key
+    assert _digest(Unique(by_args=False), {"a": 1}) == _digest(Unique(by_args=False), {"a": 2})
+    assert Unique(by_queue=True).digest("k", "q1", {}) != Unique(by_queue=True).digest(
+        "k", "q2", {}
+    )
+    assert Unique().digest("k", "q1", {}) == Unique().digest("k", "q2", {})
+    assert Unique(period=60).digest("k", "q", {}) != Unique().digest("k", "q", {})
+
+
+def test_keys_are_the_same_in_every_release() -> None:
+    """Keys are stored with the jobs: a release that computed them differently would let a
+    duplicate of a job inserted before the upgrade in. These were computed once and must not
+    change (SHA-256 of the kind, queue, period and canonical JSON args, 32 hex digits)."""
+    args = {"to": "ü@example.com", "n": [1, 2.5]}
+    assert Unique().digest("send", "mail", args) == "476ebb1c6ff8fb773c5b56b9d596eac0"
+    assert (
+        Unique(by_args=("to",), by_queue=True, period=3600).digest(
+            "send", "mail", {"to": "a", "cc": "b"}
+        )
+        == "30037bd3d4aa1050a907e99fd4472690"
+    )
+    assert (
+        Unique(by_args=False, period=timedelta(days=1)).digest("send", "mail", {"to": "a"})
+        == "c0ce2ad2870de49e0425e14ca1c7c818"
+    )
+
+
+def test_periods_are_counted_from_the_unix_epoch() -> None:
+    epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
+    assert period_number(epoch, 60) == 0
+    assert period_number(epoch + timedelta(seconds=59, microseconds=999_999), 60) == 0
+    assert period_number(epoch + timedelta(minutes=2), 60) == 2
+    assert period_number(epoch - timedelta(microseconds=1), 60) == -1
+    assert period_number(START, 3600) == 490_896  # 2026-01-01 is hour 490,896 since 1970
+    key = unique_key_at("d", 86_400, START)
+    assert key == "d:20454"  # a whole number: the day 2026-01-01 is since 1970
+    assert unique_key_at("d", None, START) == "d"
+
+
+def test_on_conflict_is_raise_or_skip() -> None:
+    assert check_on_conflict("skip") == "skip"
+    assert check_on_conflict("raise") == "raise"
+    with pytest.raises(ValidationError, match="on_conflict is 'raise' or 'skip', got 'ignore'"):
+        check_on_conflict("ignore")

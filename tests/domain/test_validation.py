@@ -279,3 +279,13 @@ def test_jobs_are_made_with_keywords_only() -> None:
     at = datetime(2030, 1, 1)
     with pytest.raises(TypeError):
         Job(1, "k", "default", {}, JobState.AVAILABLE, 2, 0, 1, 0, at, at)  # type: ignore[misc]
+
+
+def test_a_mapping_that_is_not_a_dict_is_taken_and_checked_like_one() -> None:
+    from types import MappingProxyType
+
+    assert NewJob(kind="k", args=MappingProxyType({"a": 1})).args == {"a": 1}
+    with pytest.raises(ValidationError, match="non-string key"):
+        NewJob(kind="k", args=MappingProxyType({1: "x"}))
+    with pytest.raises(ValidationError, match="non-string key"):
+        NewJob(kind="k", args={"a": MappingProxyType({2: "x"})})

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any, TypeVar
 
+import attrs
 import psycopg
 import pytest
 
@@ -31,6 +32,8 @@ from awa.domain import (
     JobNotFound,
     JobState,
     NewJob,
+    Schedule,
+    Unique,
     WaitForCallback,
 )
 from awa.domain.values import CallbackToken
@@ -231,3 +234,30 @@ def test_a_dead_letter_retry_decides_on_what_was_committed_while_it_waited(
         assert isinstance(outcome, JobNotFound), outcome
     with pytest.raises(JobNotFound):
         store.get_job(job.id)  # purged stays purged
+
+
+def test_registering_keeps_a_pause_committed_while_it_waited(
+    store: PostgresStore, holder: psycopg.Connection[Any]
+) -> None:
+    tick = Schedule(name="tick", cron="* * * * *", job=NewJob(kind="tick", args={"n": 1}))
+    store.register_schedules([tick])
+    changed = attrs.evolve(tick, job=NewJob(kind="tick", args={"n": 2}))
+    pause = "UPDATE awa.schedules SET paused = true WHERE name = %s"
+    outcome = _after_commit(holder, pause, ["tick"], lambda: store.register_schedules([changed]))
+    assert isinstance(outcome, list), outcome
+    [kept] = store.list_schedules()
+    assert kept.schedule.job.args == {"n": 2}
+    # the change is written over the pause it waited for, not over the row it first read
+    assert kept.paused
+
+
+def test_a_retry_decides_on_the_key_holder_committed_while_it_waited(
+    store: PostgresStore, holder: psycopg.Connection[Any]
+) -> None:
+    once = Unique()  # failed is not among its states
+    failed = _running(store, unique=once)
+    store.finish([Finish(failed.lease, Fail("x", terminal=True))])
+    [duplicate] = store.insert([NewJob(kind="k", unique=once)])  # the failed one gave its key up
+    outcome = _after_commit(holder, _CANCEL, [duplicate.id], lambda: store.retry(failed.id))
+    assert not isinstance(outcome, BaseException), outcome  # the holder let the key go
+    assert store.get_job(failed.id).state is JobState.AVAILABLE

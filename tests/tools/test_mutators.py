@@ -123,6 +123,25 @@ def test_a_part_mutant_changes_every_statement_that_includes_it() -> None:
     assert "heartbeat_at = t.now" not in mutated["claim"]
 
 
+def test_a_sql_mutant_reaches_a_copy_of_its_statement_kept_at_import() -> None:
+    """The portable insert is rendered for each driver from the text ``caller_connections``
+    kept when it was imported: a mutant of it must reach that copy, not only ``SQL``."""
+    from mutation.runner import _swap_in
+
+    from awa.adapters.postgres import caller_connections
+    from awa.adapters.postgres._sql import SQL as STATEMENTS
+
+    [mutant] = sql_mutants(SQL / "insert_jobs_portable.sql", "insert_jobs_portable.sql")
+    saved = dict(STATEMENTS)
+    try:
+        _swap_in(mutant)
+        assert STATEMENTS["insert_jobs_portable"] != saved["insert_jobs_portable"]
+        assert STATEMENTS["insert_jobs_portable"] == caller_connections._STATEMENT
+    finally:
+        STATEMENTS.update(saved)
+        caller_connections._STATEMENT = saved["insert_jobs_portable"]
+
+
 def test_sql_mutants_leave_comments_and_placeholders_alone() -> None:
     for mutant in sql_mutants(SQL / "rescue_candidates.sql", "rescue_candidates.sql"):
         assert mutant.sql is not None

@@ -401,7 +401,9 @@ def _swap_in(mutant: Mutant) -> None:
 
         name, text, _ = mutant.sql
         texts = {p.name: p.read_text() for p in _SQL_FOLDER.iterdir()}
+        before = dict(SQL)
         SQL.update(build_statements({**texts, name: text}))
+        _rebind_kept_copies(before, SQL)
         return
     assert mutant.code is not None
     assert mutant.outer is not None
@@ -411,6 +413,18 @@ def _swap_in(mutant: Mutant) -> None:
         target = vars(target)[part]
     function = getattr(target, "__func__", None) or getattr(target, "fget", None) or target
     function.__code__ = _code_named(mutant.code, qualname)
+
+
+def _rebind_kept_copies(before: dict[str, str], after: dict[str, str]) -> None:
+    """A module of the adapter that kept a statement's text at import (the portable insert
+    ``caller_connections.py`` renders for each driver) gets the mutated text too."""
+    changed = {before[name]: text for name, text in after.items() if before.get(name) != text}
+    for module_name, module in list(sys.modules.items()):
+        if module is None or not module_name.startswith("awa.adapters.postgres"):
+            continue
+        for attribute, value in list(vars(module).items()):
+            if isinstance(value, str) and value in changed:
+                setattr(module, attribute, changed[value])
 
 
 class _InPlaceServer:

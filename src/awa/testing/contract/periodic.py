@@ -195,6 +195,16 @@ class PeriodicContract(StoreFixtures):
         assert resumed.next_fire_at == _at(clock, 31)  # what it missed while paused is not made up
         assert store.list_jobs(kind="tick") == []
 
+    def test_a_paused_schedule_neither_wakes_a_round_nor_takes_a_place_in_it(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        store.register_schedules([_schedule("a"), _schedule("b", "0 * * * *")])
+        store.set_schedule_paused("a", True)
+        assert store.plan_fires().next_fire_at == _at(clock, 60)  # b's hour, not a's minute
+        clock.set(_at(clock, 60))
+        found = store.plan_fires(limit=1)
+        assert [plan.name for plan in found.plans] == ["b"]
+
     def test_trigger_runs_the_job_now_and_leaves_the_schedule_alone(
         self, store: ClaimStore, clock: ManualClock
     ) -> None:

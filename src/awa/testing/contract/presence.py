@@ -11,6 +11,7 @@ import pytest
 from awa.adapters.memory import ManualClock
 from awa.domain import NewJob, RetryAfter
 from awa.ports import ClaimStore, TracksWorkers, UnhandledKind
+from awa.ports.checks import WORKER_KINDS_MAX, WORKER_QUEUES_MAX
 from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish
 
 __all__ = ["PresenceContract"]
@@ -40,6 +41,16 @@ class PresenceContract(StoreFixtures):
         presence.record_worker("w1", {"payments": ["charge"], "mail": ["email"]}, ttl_s=30)
         # charge is handled on payments only: the two on default still wait for nobody
         assert presence.unhandled_kinds() == [UnhandledKind("default", "charge", 2, first)]
+
+    def test_a_worker_may_record_as_many_queues_and_kinds_as_the_bounds_allow(
+        self, store: ClaimStore, presence: TracksWorkers
+    ) -> None:
+        # 1,000 queues, the last with 10,000 kinds: one more of either is refused (refusals)
+        kinds = {f"q{n}": ["k"] for n in range(WORKER_QUEUES_MAX - 1)}
+        kinds["last"] = [f"k{n}" for n in range(WORKER_KINDS_MAX)]
+        store.insert([NewJob(kind=f"k{WORKER_KINDS_MAX - 1}", queue="last")])
+        presence.record_worker("w1", kinds, ttl_s=30)
+        assert presence.unhandled_kinds() == []
 
     def test_only_jobs_runnable_now_count(
         self, store: ClaimStore, presence: TracksWorkers, clock: ManualClock

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import attrs
@@ -28,6 +28,8 @@ from awa.domain import (
     Complete,
     CompleteCallback,
     Fail,
+    Job,
+    JobState,
     Lease,
     NewJob,
     Schedule,
@@ -84,9 +86,22 @@ def _fill(value: Any, given: Mapping[Given, object]) -> Any:
         return given[value]
     if isinstance(value, list):
         return [_fill(v, given) for v in value]
-    if isinstance(value, (Heartbeat, Finish)):
+    if isinstance(value, Finish):
+        lease = _fill(value.lease, given)
+        claimed = _claimed_earlier(lease) if value.claimed is EARLIER else value.claimed
+        return attrs.evolve(value, lease=lease, claimed=claimed)
+    if isinstance(value, Heartbeat):
         return attrs.evolve(value, lease=_fill(value.lease, given))
     return value
+
+
+def _claimed_earlier(lease: Lease) -> Job:
+    at = datetime(2030, 1, 1, tzinfo=timezone.utc)
+    return Job(
+        id=lease.job_id, kind="busy", queue="busy", args={}, state=JobState.RUNNING,
+        priority=2, attempt=1, max_attempts=25, run_lease=lease.run_lease - 1, run_at=at,
+        created_at=at,
+    )  # fmt: skip
 
 
 def _row(
@@ -99,11 +114,15 @@ def _row(
 LIVE: Any = Given.LIVE_LEASE
 CALLBACK: Any = Given.PENDING_CALLBACK
 FAILED: Any = Given.FAILED_JOB
+#: a finish's claimed job as an earlier attempt claimed it: the live lease's job, an older
+#: run_lease (filled in from the row's lease)
+EARLIER: Any = object()
 TOO_MANY = BATCH_SIZE_MAX + 1
 UNKNOWN_CALLBACK = "no-such-callback"
 BAD_LEASE = Lease("1; --", 1)  # type: ignore[arg-type]
 BOOL_LEASE = Lease(1, True)
 
+CLAIMED = "claimed job must be the Job that holds its lease"
 LIST = "as a list"
 LIMIT = "limit must be"
 QUEUE = "invalid queue name"
@@ -190,6 +209,18 @@ REFUSALS: tuple[Refusal, ...] = (
     ),
     _row("finish", "outcome a string", "outcome", [Finish(LIVE, "done")]),  # type: ignore[arg-type]
     _row("finish", "lease job id not an integer", "lease", [Finish(BAD_LEASE, Complete())]),
+    _row(
+        "finish",
+        "claimed not a job",
+        CLAIMED,
+        [Finish(LIVE, Complete(), claimed="job")],  # type: ignore[arg-type]
+    ),
+    _row(
+        "finish",
+        "claimed by an earlier attempt",
+        CLAIMED,
+        [Finish(LIVE, Fail("x"), claimed=EARLIER)],
+    ),
     _row(
         "finish",
         "good finish beside a bad one",

@@ -40,7 +40,9 @@ class SummaryContract(StoreFixtures):
         store.set_dlq_enabled("mail", True)
         first = _one(store, queue="mail", kind="send")
         clock.advance(1)
-        store.insert([NewJob(kind="send", queue="mail") for _ in range(3)])
+        store.insert([NewJob(kind="send", queue="mail")])
+        clock.advance(1)  # the oldest available job is the first of these three, not the last
+        store.insert([NewJob(kind="send", queue="mail") for _ in range(2)])
         store.insert([NewJob(kind="later", queue="mail", run_at=clock.now() + timedelta(hours=1))])
         dead = _claim_one(store, "mail")
         assert dead.id == first.id
@@ -61,6 +63,9 @@ class SummaryContract(StoreFixtures):
         assert mail.dlq_enabled
         assert not mail.paused
         assert mail.oldest_available_at == first.created_at + timedelta(seconds=1)
+        other = summary.queue("other")
+        assert other is not None
+        assert other.oldest_available_at == clock.now()  # a queue with available jobs only
         assert summary.dlq == (DlqGroup("mail", "send", "terminal_error", 1, clock.now(), ended=1),)
         assert summarizing.queue_summary() == summary
 
@@ -100,6 +105,7 @@ class SummaryContract(StoreFixtures):
         assert summary.ended["w"][JobState.COMPLETED] == 1
         [group] = summary.dlq
         assert (group.count, group.ended) == (2, 1)
+        assert group.latest_at == clock.now()  # the later of the two dead letters
         store.insert([NewJob(kind="k", queue="d")])
         _finish(store, _claim_one(store, "d").lease, Fail("no", terminal=True))
         again = summarizing.summarize_queues(window_s=30)

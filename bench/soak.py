@@ -56,7 +56,8 @@ async def _produce(
 
     client = awa.AsyncClient(dsn)
     inserted, call_ms = 0, []
-    period, next_tick, owed = 1, time.time(), 0.0
+    period, next_tick, owed = 1, t0, 0.0
+    await asyncio.sleep(max(0.0, t0 - time.time()))  # the first period starts at t0
     try:
         while period <= periods:
             now = time.time()

@@ -52,6 +52,7 @@ DBS = {
 }
 CHILD = str(HERE / "scale_child.py")
 CLAIM_LIMIT = 50
+_HEAP = "SELECT pg_relation_size('awa.jobs')"
 
 
 def _python(peer: str) -> str:
@@ -69,11 +70,16 @@ def _lines(peer: str, *args: str) -> list[dict[str, Any]]:
     return [json.loads(x) for x in done.stdout.splitlines() if x.startswith("{")]
 
 
-def fresh_database(peer: str) -> None:
+def fresh_database(peer: str, storage: str | None = None) -> None:
+    """Drop, create and set up ``peer``'s database; ``storage`` (awa-main only, e.g.
+    ``fillfactor=100``) overrides awa.jobs' storage settings, to compare them."""
     with psycopg.connect(f"{BASE_DSN}/postgres", autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {DBS[peer]} WITH (FORCE)")
         conn.execute(f"CREATE DATABASE {DBS[peer]}")
     _lines(peer, "setup")
+    if storage and peer == "awa-main":
+        with _db(peer) as conn:
+            conn.execute(f"ALTER TABLE awa.jobs SET ({storage})")
 
 
 def _db(peer: str) -> psycopg.Connection[Any]:
@@ -190,7 +196,7 @@ def cmd_backlog(a: argparse.Namespace) -> None:
         for size in (int(s) for s in a.sizes.split(",")):
             for peer in a.peers.split(","):
                 queue = f"b{size}"
-                fresh_database(peer)
+                fresh_database(peer, a.storage)
                 fill = _lines(peer, "fill", "--n", str(size), "--queue", queue)
                 one = _lines(peer, "one", "--n", str(a.n_one), "--queue", f"o{size}")
                 plan = claim_plan(queue) if peer == "awa-main" else None
@@ -218,7 +224,7 @@ def cmd_procs(a: argparse.Namespace) -> None:
     with open(a.out, "a") as out:
         for count in (int(c) for c in a.counts.split(",")):
             for peer in a.peers.split(","):
-                fresh_database(peer)
+                fresh_database(peer, a.storage)
                 _lines(peer, "fill", "--n", str(a.n), "--queue", "p")
                 res = drain(peer, "p", count, a.n, a.conc)
                 row = {
@@ -280,6 +286,7 @@ def main() -> None:
         s.add_argument("--peers", default="awa-main,pgqueuer,awa")
         s.add_argument("--conc", type=int, default=50)
         s.add_argument("--out", default="scale.jsonl")
+        s.add_argument("--storage", help="awa-main only: ALTER TABLE awa.jobs SET (this)")
     t = sub.add_parser("table")
     t.add_argument("file")
     a = p.parse_args()

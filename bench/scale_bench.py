@@ -227,12 +227,18 @@ def cmd_procs(a: argparse.Namespace) -> None:
                 fresh_database(peer, a.storage)
                 _lines(peer, "fill", "--n", str(a.n), "--queue", "p")
                 res = drain(peer, "p", count, a.n, a.conc)
+                heap = None
+                if peer == "awa-main":
+                    with _db(peer) as conn:
+                        heap = conn.execute(_HEAP).fetchone()[0]  # type: ignore[index]
                 row = {
                     "bench": "procs",
                     "peer": peer,
                     "processes": count,
                     "n": a.n,
                     **res,
+                    "storage": a.storage,
+                    "heap_bytes": heap,
                     "load1": _load(),
                     "at": time.strftime("%H:%M:%S"),
                 }

@@ -193,8 +193,9 @@ def _load() -> float:
 
 def cmd_backlog(a: argparse.Namespace) -> None:
     with open(a.out, "a") as out:
-        for size in (int(s) for s in a.sizes.split(",")):
-            for peer in a.peers.split(","):
+        # one library's sizes back to back: its ratio shares the machine's load of the moment
+        for peer in a.peers.split(","):
+            for size in (int(s) for s in a.sizes.split(",")):
                 queue = f"b{size}"
                 fresh_database(peer, a.storage)
                 fill = _lines(peer, "fill", "--n", str(size), "--queue", queue)

@@ -1,4 +1,4 @@
--- Migration 0008: storage settings of the job table for a queue's churn.
+-- Migration 0009: storage settings of the job table for a queue's churn.
 --
 -- Every job is inserted, updated at least twice (claim, finish) and deleted by retention, so
 -- awa.jobs makes dead row versions at about twice the rate jobs are done. The server-wide

@@ -12,7 +12,7 @@ import pytest
 
 from awa.adapters.memory import ManualClock
 from awa.adapters.sqlite import LATEST_VERSION, SchemaNewerThanCode, SqliteStore, schema_version
-from awa.adapters.sqlite.migrations import MIGRATIONS
+from awa.adapters.sqlite.migrations import MIGRATIONS, statements
 from awa.domain import DatabaseError, NewJob, SchemaNotMigrated
 
 
@@ -105,9 +105,7 @@ def test_a_failed_migration_leaves_the_file_as_it_was(
 
 def test_every_migration_splits_into_whole_statements() -> None:
     for migration in MIGRATIONS:
-        statements = migration.statements()
-        assert statements
-        assert all(sqlite3.complete_statement(s) for s in statements)
-        assert sum(s.count("CREATE TABLE") for s in statements) == migration.sql.count(
-            "CREATE TABLE"
-        )
+        split = statements(migration)
+        assert split
+        assert all(sqlite3.complete_statement(s) for s in split)
+        assert sum(s.count("CREATE TABLE") for s in split) == migration.sql.count("CREATE TABLE")

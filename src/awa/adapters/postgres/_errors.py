@@ -9,7 +9,8 @@ import psycopg
 from psycopg import errors as pg_errors
 
 from awa.adapters._core import UniqueKeyRace
-from awa.domain import DatabaseError, SchemaNotMigrated, ValidationError
+from awa.adapters._schema import MIGRATE_HINT, SchemaNewerThanCode, not_migrated
+from awa.domain import DatabaseError, ValidationError
 
 __all__ = [
     "MIGRATE_HINT",
@@ -19,20 +20,10 @@ __all__ = [
     "translate_errors",
 ]
 
-MIGRATE_HINT = "run `awa migrate` (or `store.migrate()`) against this database"
-
 #: the index that holds every unique key (migration 0004)
 UNIQUE_INDEX = "jobs_unique_key_idx"
 # what PostgreSQL says when the awa schema, one of its tables, or a column is missing
 _MISSING_SCHEMA = (pg_errors.UndefinedTable, pg_errors.InvalidSchemaName, pg_errors.UndefinedColumn)
-
-
-class SchemaNewerThanCode(DatabaseError):
-    """The database was migrated by a newer awa than this one: upgrade the code first."""
-
-
-def not_migrated(detail: str) -> SchemaNotMigrated:
-    return SchemaNotMigrated(f"{detail}: {MIGRATE_HINT}")
 
 
 @contextmanager

@@ -9,14 +9,12 @@ statement timeout (the store's pool sets one for its calls; ``migrate_no_timeout
 from __future__ import annotations
 
 import hashlib
-import re
-from importlib import resources
 from typing import Any
 
-import attrs
 import psycopg
 
-from awa.adapters.postgres._errors import SchemaNewerThanCode, not_migrated, translate_errors
+from awa.adapters._schema import Migration, check_version, load_migrations, newer_than_code
+from awa.adapters.postgres._errors import translate_errors
 from awa.adapters.postgres._sql import SQL
 
 __all__ = [
@@ -32,35 +30,7 @@ __all__ = [
 #: ``pg_advisory_xact_lock`` key held while migrating: the first 8 bytes of sha256("awa.migrate")
 MIGRATION_LOCK_KEY = int.from_bytes(hashlib.sha256(b"awa.migrate").digest()[:8], "big", signed=True)
 
-_FILE_NAME = re.compile(r"(\d{4})_([a-z0-9_]+)\.sql\Z")
-
-
-@attrs.frozen
-class Migration:
-    version: int
-    name: str
-    sql: str
-
-    @property
-    def checksum(self) -> str:
-        return hashlib.sha256(self.sql.encode()).hexdigest()
-
-
-def _load_migrations() -> tuple[Migration, ...]:
-    folder = resources.files("awa.adapters.postgres") / "migrations"
-    found = []
-    for entry in folder.iterdir():
-        match = _FILE_NAME.match(entry.name)
-        if match:
-            found.append(Migration(int(match[1]), match[2], entry.read_text(encoding="utf-8")))
-    found.sort(key=lambda m: m.version)
-    versions = [m.version for m in found]
-    if versions != list(range(1, len(found) + 1)):
-        raise RuntimeError(f"awa migrations must be numbered 1..n without gaps, got {versions}")
-    return tuple(found)
-
-
-MIGRATIONS = _load_migrations()
+MIGRATIONS = load_migrations("awa.adapters.postgres")
 LATEST_VERSION = MIGRATIONS[-1].version
 
 
@@ -75,13 +45,6 @@ def schema_version(conn: psycopg.Connection[Any]) -> int | None:
     return None if row is None else row[0]
 
 
-def _refuse_newer(version: int) -> SchemaNewerThanCode:
-    return SchemaNewerThanCode(
-        f"the database schema is at version {version}, newer than this awa knows"
-        f" ({LATEST_VERSION}): upgrade awa before using or migrating this database"
-    )
-
-
 def check_schema(conn: psycopg.Connection[Any]) -> int:
     """Raise ``SchemaNotMigrated`` unless the database is at ``LATEST_VERSION`` or newer.
 
@@ -89,13 +52,7 @@ def check_schema(conn: psycopg.Connection[Any]) -> int:
     deploy); only ``migrate`` refuses it."""
     with translate_errors("checking the awa schema version"):
         version = schema_version(conn)
-    if version is None:
-        raise not_migrated("this database has no awa schema")
-    if version < LATEST_VERSION:
-        raise not_migrated(
-            f"the awa schema is at version {version}, this code needs {LATEST_VERSION}"
-        )
-    return version
+    return check_version(version, LATEST_VERSION)
 
 
 def migrate(conn: psycopg.Connection[Any]) -> list[int]:
@@ -111,7 +68,7 @@ def migrate(conn: psycopg.Connection[Any]) -> list[int]:
         row = cur.execute(SQL["schema_version"]).fetchone()
         current = (row[0] if row else None) or 0
         if current > LATEST_VERSION:
-            raise _refuse_newer(current)
+            raise newer_than_code(current, LATEST_VERSION)
         applied = []
         for migration in MIGRATIONS:
             if migration.version <= current:

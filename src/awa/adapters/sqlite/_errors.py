@@ -8,21 +8,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from awa.adapters._core import UniqueKeyRace
-from awa.domain import DatabaseError, SchemaNotMigrated, ValidationError
+from awa.adapters._schema import MIGRATE_HINT, SchemaNewerThanCode, not_migrated
+from awa.domain import DatabaseError, ValidationError
 
 __all__ = ["MIGRATE_HINT", "SchemaNewerThanCode", "not_migrated", "translate_errors"]
 
-MIGRATE_HINT = "run `awa migrate` (or `store.migrate()`) against this database"
 # the message SQLite gives when jobs_unique_key_idx refuses a second holder of a key
 _UNIQUE_KEY_TAKEN = "UNIQUE constraint failed: awa_jobs.unique_key"
-
-
-class SchemaNewerThanCode(DatabaseError):
-    """The database was migrated by a newer awa than this one: upgrade the code first."""
-
-
-def not_migrated(detail: str) -> SchemaNotMigrated:
-    return SchemaNotMigrated(f"{detail}: {MIGRATE_HINT}")
 
 
 @contextmanager

@@ -1,7 +1,9 @@
 """Bad input is refused with one clear sentence, before any store is touched."""
 
 import re
+from collections.abc import Mapping
 from datetime import datetime
+from types import MappingProxyType
 
 import pytest
 
@@ -24,6 +26,7 @@ from awa.domain.validation import (
     TEXT_LENGTH_MAX,
     check_args_size,
     check_flag,
+    check_json_object,
     check_state,
     storable_text,
 )
@@ -175,6 +178,21 @@ def test_tags_up_to_the_limits_are_kept() -> None:
         NewJob(kind="k", tags=["x" * 101])
     with pytest.raises(ValidationError, match="each tag must be a string of 1-100 characters"):
         NewJob(kind="k", tags=[7])
+
+
+def test_nesting_of_mappings_that_are_not_dicts_counts_each_level_once() -> None:
+    """A Mapping that is not a dict takes the general walk, which must count depth as the
+    dict path does: 64 levels kept, 65 refused."""
+
+    def chain(levels: int) -> Mapping[str, object]:
+        node: Mapping[str, object] = MappingProxyType({"leaf": 1})
+        for _ in range(levels - 1):
+            node = MappingProxyType({"n": node})
+        return node
+
+    assert check_json_object("metadata", chain(64))
+    with pytest.raises(ValidationError, match="nested deeper than 64 levels"):
+        check_json_object("metadata", chain(65))
 
 
 def test_nesting_exactly_sixty_four_deep_is_kept() -> None:

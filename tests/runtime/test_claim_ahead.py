@@ -19,6 +19,8 @@ import awa
 from awa.adapters.memory import ManualClock, MemoryStore
 from awa.domain import Job as JobRecord
 from awa.domain import JobState, NewJob
+from awa.runtime.attempts import Attempt
+from awa.runtime.runtime import Runtime
 
 from .conftest import run, until
 
@@ -106,75 +108,83 @@ def test_without_claim_ahead_a_claim_asks_only_for_free_slots() -> None:
     run(story)
 
 
+@dataclass
+class BusySlots:
+    """A worker at concurrency 4 on 80 jobs whose handlers, once 40 have run (the pace is
+    learnt), block until ``release`` is set: the jobs it claimed ahead then stay waiting."""
+
+    clock: ManualClock
+    store: RoundTrips
+    client: awa.AsyncClient
+    release: asyncio.Event
+    started: list[int]  # job ids, in the order their handlers started
+
+    @property
+    def runtime(self) -> Runtime:
+        assert self.client.runtime is not None
+        return self.client.runtime
+
+    def held(self) -> list[Attempt]:
+        return [a for a in self.runtime.table.attempts() if a.waiting_slot]
+
+
+async def _busy_slots() -> BusySlots:
+    clock = ManualClock()
+    store = RoundTrips(clock)
+    busy = BusySlots(clock, store, awa.AsyncClient(store=store), asyncio.Event(), [])
+
+    @busy.client.task(Tick, kind="tick")
+    async def tick(job: awa.Job[Tick]) -> None:
+        busy.started.append(job.id)
+        if len(busy.started) > 40:
+            await busy.release.wait()
+        clock.advance(0.001)
+
+    _insert(store, 80)
+    await busy.client.start([("default", 4)])
+    try:
+        await until(lambda: busy.runtime.table.waiting("default") > 0)
+    except AssertionError:
+        busy.release.set()
+        await busy.client.shutdown(timeout=1)
+        raise
+    return busy
+
+
 def test_shutdown_hands_back_jobs_claimed_ahead_without_spending_their_attempt() -> None:
     async def story() -> None:
-        clock = ManualClock()
-        store = RoundTrips(clock)
-        client = awa.AsyncClient(store=store)
-        release = asyncio.Event()
-        started: list[int] = []
-
-        @client.task(Tick, kind="tick")
-        async def tick(job: awa.Job[Tick]) -> None:
-            started.append(job.args.n)
-            if len(started) > 40:  # the pace is learnt; then the slots stay busy
-                await release.wait()
-            clock.advance(0.001)
-
-        jobs = _insert(store, 80)
-        await client.start([("default", 4)])
-        runtime = client.runtime
-        assert runtime is not None
+        busy = await _busy_slots()
         try:
-            await until(lambda: runtime.table.waiting("default") > 0)
-            held = [a.lease.job_id for a in runtime.table.attempts() if a.waiting_slot]
+            held = [a.lease.job_id for a in busy.held()]
         finally:
-            release.set()
-            await client.shutdown(timeout=1)
-        ran = {jobs[n].id for n in started}
-        handed_back = [job_id for job_id in held if job_id not in ran]
+            busy.release.set()
+            await busy.client.shutdown(timeout=1)
+        handed_back = [job_id for job_id in held if job_id not in busy.started]
         assert handed_back, "every job held ahead was started before the shutdown"
         for job_id in handed_back:
-            after = store.get_job(job_id)
+            after = busy.store.get_job(job_id)
             assert after.state is JobState.SCHEDULED
             assert after.attempt == 0, "a job that never ran had its attempt spent"
             assert after.errors == ()
-            assert after.run_at <= clock.now()  # due at once: the next promotion frees it
+            assert after.run_at <= busy.clock.now()  # due at once: the next promotion frees it
 
     run(story)
 
 
 def test_a_job_cancelled_while_claimed_ahead_never_starts() -> None:
     async def story() -> None:
-        clock = ManualClock()
-        store = RoundTrips(clock)
-        client = awa.AsyncClient(store=store)
-        release = asyncio.Event()
-        started: list[int] = []
-
-        @client.task(Tick, kind="tick")
-        async def tick(job: awa.Job[Tick]) -> None:
-            started.append(job.id)
-            if len(started) > 40:
-                await release.wait()
-            clock.advance(0.001)
-
-        _insert(store, 80)
-        await client.start([("default", 4)])
-        runtime = client.runtime
-        assert runtime is not None
+        busy = await _busy_slots()
         try:
-            await until(lambda: runtime.table.waiting("default") > 0)
-            [victim] = [a for a in runtime.table.attempts() if a.waiting_slot][:1]
-            await client.cancel(victim.lease.job_id)
+            [victim] = busy.held()[:1]
+            await busy.client.cancel(victim.lease.job_id)
             await until(lambda: victim.ended)  # the cancel hint reached the attempt
-            release.set()
-            await until(lambda: store.count_jobs(state=JobState.COMPLETED) == 79)
+            busy.release.set()
+            await until(lambda: busy.store.count_jobs(state=JobState.COMPLETED) == 79)
         finally:
-            release.set()  # a failed step must not leave handlers blocked through shutdown
-            await client.shutdown(timeout=1)
-        assert victim.lease.job_id not in started
-        assert store.get_job(victim.lease.job_id).state is JobState.CANCELLED
+            busy.release.set()  # a failed step must not leave handlers blocked through shutdown
+            await busy.client.shutdown(timeout=1)
+        assert victim.lease.job_id not in busy.started
+        assert busy.store.get_job(victim.lease.job_id).state is JobState.CANCELLED
 
     run(story)
 

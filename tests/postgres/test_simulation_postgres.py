@@ -48,8 +48,15 @@ def postgres_stores(
 def test_a_hundred_jobs_under_every_fault_keep_every_law_on_postgresql(
     seed: int, postgres_stores: Callable[[ManualClock, random.Random], ClaimStore]
 ) -> None:
+    assert_every_law_holds_under_faults(seed, postgres_stores)
+
+
+def assert_every_law_holds_under_faults(
+    seed: int, store_factory: Callable[[ManualClock, random.Random], ClaimStore]
+) -> None:
+    """The seeded run over stores from ``store_factory`` (SQLite's test runs it too)."""
     report = Simulation(
-        seed, jobs=JOBS, workers=3, faults=FAULTS, store_factory=postgres_stores
+        seed, jobs=JOBS, workers=3, faults=FAULTS, store_factory=store_factory
     ).run()
     assert report.ok, report.summary()
     assert sum(report.final_states.values()) == report.jobs_total  # with periodic, unique ones

@@ -4,13 +4,9 @@ lifecycle."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import zipfile
 from pathlib import Path
 
-from tests.ui.test_packaging import _build_wheel
+from tests.wheel import build_wheel, run_from_wheel
 
 ADAPTER = Path(__file__).resolve().parents[2] / "src" / "awa" / "adapters" / "sqlite"
 
@@ -30,25 +26,13 @@ print(done.job.state.value, "from", sqlite.__file__)
 def test_the_wheel_holds_every_statement_and_migration_and_runs_from_them(
     tmp_path: Path,
 ) -> None:
-    wheel = _build_wheel(tmp_path / "dist")
+    wheel = build_wheel(tmp_path / "dist")
     data = sorted(
         f"awa/adapters/sqlite/{p.relative_to(ADAPTER).as_posix()}"
         for folder in ("sql", "migrations")
         for p in (ADAPTER / folder).glob("*.sql")
     )
     assert "awa/adapters/sqlite/migrations/0001_initial.sql" in data
-    with zipfile.ZipFile(wheel) as archive:
-        missing = [name for name in data if name not in set(archive.namelist())]
-        assert missing == [], f"not in the wheel: {missing}"
-        archive.extractall(tmp_path / "unpacked")
-    unpacked = str(tmp_path / "unpacked")
-    result = subprocess.run(
-        [sys.executable, "-c", f"WHEEL_DIR = {unpacked!r}\n{FROM_WHEEL}"],
-        env={**os.environ, "PYTHONPATH": unpacked},
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    unpacked, result = run_from_wheel(wheel, data, FROM_WHEEL, tmp_path)
     assert result.returncode == 0, result.stderr
     assert f"completed from {unpacked}" in result.stdout

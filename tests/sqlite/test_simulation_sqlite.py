@@ -14,8 +14,7 @@ import pytest
 from awa.adapters.memory import ManualClock
 from awa.adapters.sqlite import SqliteStore
 from awa.ports import ClaimStore
-from awa.testing.simulation import Simulation
-from tests.postgres.test_simulation_postgres import FAULTS, JOBS, SEEDS
+from tests.postgres.test_simulation_postgres import SEEDS, assert_every_law_holds_under_faults
 
 
 @pytest.fixture
@@ -36,10 +35,4 @@ def sqlite_stores(tmp_path: Path) -> Iterator[Callable[[ManualClock, random.Rand
 def test_a_hundred_jobs_under_every_fault_keep_every_law_on_sqlite(
     seed: int, sqlite_stores: Callable[[ManualClock, random.Random], ClaimStore]
 ) -> None:
-    report = Simulation(
-        seed, jobs=JOBS, workers=3, faults=FAULTS, store_factory=sqlite_stores
-    ).run()
-    assert report.ok, report.summary()
-    assert sum(report.final_states.values()) == report.jobs_total  # with periodic, unique ones
-    struck = {k for k in ("crashes", "stalls", "hangs", "late_finishes") if report.counters.get(k)}
-    assert struck, report.summary()  # the faults did strike
+    assert_every_law_holds_under_faults(seed, sqlite_stores)

@@ -3,13 +3,10 @@ are package data, and the app renders its pages from an unpacked wheel alone."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.wheel import ROOT, build_wheel, run_from_wheel
+
 UI = ROOT / "src" / "awa" / "ui"
 
 RENDER_FROM_WHEEL = """
@@ -27,22 +24,10 @@ print("rendered from", awa.__file__)
 """
 
 
-def _build_wheel(out: Path) -> Path:
-    subprocess.run(
-        [sys.executable, "-m", "hatchling", "build", "-t", "wheel", "-d", str(out)],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    [wheel] = out.glob("awa-*.whl")
-    return wheel
-
-
 def test_the_wheel_holds_every_template_and_static_file_and_renders_from_them(
     tmp_path: Path,
 ) -> None:
-    wheel = _build_wheel(tmp_path / "dist")
+    wheel = build_wheel(tmp_path / "dist")
     assets = sorted(
         f"awa/ui/{p.relative_to(UI).as_posix()}"
         for folder in ("templates", "static")
@@ -51,19 +36,6 @@ def test_the_wheel_holds_every_template_and_static_file_and_renders_from_them(
     )
     assert any(a.endswith(".html") for a in assets)
     assert "awa/ui/static/live.js" in assets
-    with zipfile.ZipFile(wheel) as archive:
-        names = set(archive.namelist())
-        missing = [a for a in assets if a not in names]
-        assert missing == [], f"not in the wheel: {missing}"
-        archive.extractall(tmp_path / "unpacked")
-    unpacked = str(tmp_path / "unpacked")
-    result = subprocess.run(
-        [sys.executable, "-c", f"WHEEL_DIR = {unpacked!r}\n{RENDER_FROM_WHEEL}"],
-        env={**os.environ, "PYTHONPATH": unpacked},
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    unpacked, result = run_from_wheel(wheel, assets, RENDER_FROM_WHEEL, tmp_path)
     assert result.returncode == 0, result.stderr
     assert "rendered from " + unpacked in result.stdout

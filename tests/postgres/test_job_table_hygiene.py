@@ -98,3 +98,35 @@ def test_the_claim_is_a_range_scan_of_its_index_behind_many_finished_jobs(
     assert "Seq Scan" not in {n["Node Type"] for n in nodes}
     # the index delivers (priority, run_at, id) order: nothing sorts the runnable jobs
     assert statement == "claim_aged" or "Sort" not in {n["Node Type"] for n in nodes}
+
+
+def test_a_completion_reads_only_its_own_jobs_when_the_statistics_say_none_is_running(
+    pg_clean_url: str,
+) -> None:
+    with psycopg.connect(pg_clean_url, autocommit=True) as conn:
+        conn.execute(_ADD_JOBS, {"queue": "chores", "state": "completed", "n": 20_000})
+        conn.execute("ANALYZE awa.jobs")  # taken while nothing runs
+        conn.execute(_ADD_JOBS, {"queue": "chores", "state": "available", "n": 5_000})
+        conn.execute(
+            "UPDATE awa.jobs SET state = 'running', attempt = 1, run_lease = 1,"
+            " attempted_at = now(), heartbeat_at = now() WHERE state = 'available'"
+        )
+        ids = [
+            row[0]
+            for row in conn.execute(
+                "SELECT id FROM awa.jobs WHERE state = 'running' ORDER BY id LIMIT 100"
+            )
+        ]
+        params = {"now": None, "ids": ids, "leases": [1] * len(ids), "metadata": [None] * 100}
+        with conn.transaction(force_rollback=True):
+            cur = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + SQL["complete_many"], params)
+            row = cur.fetchone()
+        assert row is not None
+        nodes = list(_plan_nodes(row[0][0]["Plan"]))
+    assert nodes[0]["Node Type"] == "ModifyTable"
+    assert nodes[0]["Actual Rows"] == len(ids)
+    scans = [n for n in nodes if n.get("Relation Name") == "jobs" and "Scan" in n["Node Type"]]
+    assert scans
+    # each read of the table is bounded by the batch's ids, never the 5,000 running jobs
+    assert all("Index Cond" in n for n in scans)
+    assert max(n["Actual Rows"] * n["Actual Loops"] for n in scans) <= len(ids)

@@ -3,15 +3,21 @@ and hands the counts to observers that want them (the metrics)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+import pytest
+
 import awa
-from awa.ports import QueueStats, SummarizesQueues
-from awa.runtime.observe import Observer
+from awa import ManualClock, MemoryStore
+from awa.ports import ENDED_WINDOW_S, QueueStats, QueueSummary, SummarizesQueues
+from awa.runtime.observe import Observer, Observers
 from awa.runtime.runtime import Runtime
-from awa.runtime.services import MaintenanceService
+from awa.runtime.services import SUMMARY_SHARE_MAX, MaintenanceService
+from awa.runtime.stats import RuntimeStats
+from awa.runtime.store_calls import StoreCalls
 from tests.runtime.conftest import Backend, advance_until, run, until
 
 
@@ -98,3 +104,67 @@ def test_a_summary_interval_of_zero_counts_nothing(backend: Backend) -> None:
             await client.close()
 
     run(story)
+
+
+class SlowCount(MemoryStore):
+    """A store whose count takes as long as a scan of a table of millions of finished jobs."""
+
+    count_s = 0.2
+
+    def summarize_queues(self, *, window_s: float = ENDED_WINDOW_S) -> QueueSummary:
+        time.sleep(self.count_s)  # the count's own (real) cost, which the spacing measures
+        return super().summarize_queues(window_s=window_s)
+
+
+def test_a_slow_count_is_spaced_to_take_at_most_a_twentieth_of_the_leaders_time() -> None:
+    async def story() -> None:
+        clock = ManualClock()
+        store = SlowCount(clock)
+        config = awa.RuntimeConfig(maintenance_interval_s=1, queue_summary_interval_s=1)
+        maintenance = MaintenanceService(
+            store,
+            StoreCalls(inline=True, timeout_s=30),
+            config,
+            RuntimeStats(),
+            Observers([]),
+            owner="leader",
+            staleness_s=30,
+        )
+        start = clock.now()
+        await maintenance.run_once(start)
+        first = store.queue_summary()
+        assert first is not None
+        assert first.counted_at == start
+        assert maintenance.last_count_s >= SlowCount.count_s
+        spacing_s = maintenance.summary_spacing_s()
+        assert spacing_s >= SlowCount.count_s / SUMMARY_SHARE_MAX > 3
+
+        clock.advance(3)  # three intervals of 1 s, but the count took 0.2 s: not yet
+        await maintenance.run_once(clock.now())
+        summary = store.queue_summary()
+        assert summary is not None
+        assert summary.counted_at == start
+
+        clock.advance(spacing_s - 3)
+        await maintenance.run_once(clock.now())
+        summary = store.queue_summary()
+        assert summary is not None
+        assert summary.counted_at == clock.now()
+
+    run(story)
+
+
+def test_a_quick_count_keeps_the_configured_interval() -> None:
+    maintenance = MaintenanceService(
+        MemoryStore(ManualClock()),
+        StoreCalls(inline=True, timeout_s=30),
+        awa.RuntimeConfig(queue_summary_interval_s=10),
+        RuntimeStats(),
+        Observers([]),
+        owner="leader",
+        staleness_s=30,
+    )
+    maintenance.last_count_s = 0.3  # a count of about a million rows
+    assert maintenance.summary_spacing_s() == 10
+    maintenance.last_count_s = 2.0  # several million
+    assert maintenance.summary_spacing_s() == pytest.approx(2.0 / SUMMARY_SHARE_MAX)

@@ -8,6 +8,7 @@ attempt table, and the counters it moves."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
@@ -43,6 +44,10 @@ __all__ = [
 ]
 
 log = logging.getLogger("awa.runtime")
+
+#: the largest share of the maintenance leader's time the queue summary's count may take: the
+#: count reads the whole job table, which holds every finished job for the retention period
+SUMMARY_SHARE_MAX = 0.05
 
 
 class ClaimService:
@@ -296,6 +301,14 @@ class MaintenanceService:
             isinstance(store, SummarizesQueues) and config.queue_summary_interval_s > 0
         )
         self._next_summary_at: datetime | None = None
+        #: how long the last count took, in real seconds (it scans the whole job table)
+        self.last_count_s = 0.0
+
+    def summary_spacing_s(self) -> float:
+        """Seconds until the next count: the configured interval, or longer when the count
+        itself is slow, so that counting takes at most ``SUMMARY_SHARE_MAX`` of the leader's
+        time however many finished jobs the table keeps."""
+        return max(self.config.queue_summary_interval_s, self.last_count_s / SUMMARY_SHARE_MAX)
 
     async def run_once(self, now: datetime) -> float | None:
         summarize = self.summarizes and (
@@ -303,7 +316,7 @@ class MaintenanceService:
         )
         report, rescued, stats = await self._call(self.run_sync, summarize)
         if summarize and report.leader:
-            self._next_summary_at = now + timedelta(seconds=self.config.queue_summary_interval_s)
+            self._next_summary_at = now + timedelta(seconds=self.summary_spacing_s())
         if report.leader != self.last_report.leader:
             self._observers.leadership_changed(self.owner, report.leader)
         self.last_report = report
@@ -330,7 +343,9 @@ class MaintenanceService:
         expired = store.expire_dlq(older_than_s=cfg.dlq_retention_s, limit=limit)
         stats: Sequence[QueueStats] | None = None
         if summarize and isinstance(store, SummarizesQueues):
+            started = time.monotonic()
             stats = store.summarize_queues().queues
+            self.last_count_s = time.monotonic() - started
         elif self._observers.wants_queue_stats and not self.summarizes:
             stats = store.queue_stats()
         counts = (len(rescued), len(promoted), deleted, expired)

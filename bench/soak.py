@@ -1,13 +1,17 @@
 """An hour of steady load: insert and drain at a fixed rate and report every minute.
 
-    python bench/soak.py max [--seconds 60] [--conc 50]
+    python bench/soak.py max [--rates 2000,3000,4000,5000,6000,8000] [--seconds 60] [--conc 50]
     python bench/soak.py run --rate 1400 [--minutes 60] [--conc 50] [--out soak.jsonl]
+    python bench/soak.py run --peer pgqueuer --rate 1400 --minutes 15 --out soak.jsonl
     python bench/soak.py table soak.jsonl
 
-``max`` finds the rate to soak at: a producer process inserts as fast as it can (batches of
-``--batch``) while a worker process drains, and the completion rate over the window is the
-measured maximum. ``run`` starts a producer process that inserts ``--rate`` jobs a second (one
-``insert_many`` every 100 ms, each job carrying the time it was inserted) and a worker process
+``max`` finds the rate to soak at: one ``--seconds`` period at each of ``--rates`` in turn, each
+in a fresh database; the highest rate the worker keeps up with (completions at least 98% of
+inserts and pickup p99 under a second) is the measured maximum. A producer inserting as fast
+as it can is no measure: its inserts starve the worker of the database.
+
+``run`` starts a producer process that inserts ``--rate`` jobs a second (one ``insert_many``
+every 100 ms, each job carrying the time it was inserted) and a worker process
 (``client.start([(queue, conc)])`` with every setting at its default, default retention
 included: finished jobs are kept 24 hours), and every minute prints one JSON line: jobs inserted
 and completed in that minute, pickup latency (insert -> handler start) p50/p99, the job table's
@@ -17,6 +21,13 @@ can read them). ``table`` turns those lines into the markdown table of docs/perf
 
 The database (``--dsn``, default ``$PEERBENCH_DSN/awa_soak``) is dropped, created and migrated
 first. ``PGDATA`` names the cluster's data directory, for the CPU figures.
+
+``--peer pgqueuer`` or ``--peer awa`` (the original AWA, awa-pg) runs the same soak through
+that library's adapter in ``../shared/bench/peers`` (``PEERBENCH_DIR``; the same API choices as
+the peers' benchmark: its bulk insert, its worker at ``--conc``), in the interpreter
+``PEERBENCH_PY`` names, against the adapter's own database, which is dropped and set up again.
+Sizes, dead rows and vacuums are then summed over every table of that database (the libraries
+keep their jobs in different tables); ``runnable`` is ours alone.
 """
 
 from __future__ import annotations
@@ -37,6 +48,8 @@ from typing import Any
 import psycopg
 
 BASE_DSN = os.environ.get("PEERBENCH_DSN", "postgresql://postgres@127.0.0.1:55432")
+PEER_PY = os.environ.get("PEERBENCH_PY", "python3")
+OURS = "awa-main"
 QUEUE = "soak"
 TICK_S = 0.1  # the producer inserts once per tick
 
@@ -47,15 +60,73 @@ class SoakArgs:
 
 
 # -- the two child processes -------------------------------------------------------------------
+class _Ours:
+    """This repository's awa, called directly."""
+
+    def __init__(self, dsn: str) -> None:
+        import awa
+
+        self.awa: Any = awa
+        self.client: Any = awa.AsyncClient(dsn)
+
+    async def insert(self, n: int, ts: float) -> None:
+        awa = self.awa
+        specs = [awa.InsertSpec(args=SoakArgs(ts), queue=QUEUE) for _ in range(n)]
+        await self.client.insert_many(specs)
+
+    async def start(self, conc: int, picked_ms: list[float]) -> None:
+        async def handle(job: Any) -> None:
+            picked_ms.append((time.time() - job.args.ts) * 1000)
+
+        self.client.task(SoakArgs, queue=QUEUE)(handle)
+        await self.client.start([(QUEUE, conc)])
+
+    async def close(self) -> None:
+        if self.client.runtime is not None:
+            await self.client.shutdown(timeout=10)
+        self.client.store.close()
+
+
+class _Peer:
+    """A peer library through its adapter in ``../shared/bench/peers``."""
+
+    def __init__(self, peer: str) -> None:
+        from scale_child import _adapter
+
+        self.adapter = _adapter(peer)
+
+    async def open(self) -> None:
+        await self.adapter.open()
+
+    async def insert(self, n: int, ts: float) -> None:
+        await self.adapter.enqueue_bulk(QUEUE, [{"seq": i, "ts": ts} for i in range(n)])
+
+    async def start(self, conc: int, picked_ms: list[float]) -> None:
+        async def handle(args: dict[str, Any]) -> None:
+            picked_ms.append((time.time() - args["ts"]) * 1000)
+
+        await self.adapter.start_worker(QUEUE, conc, handle)
+
+    async def close(self) -> None:
+        await self.adapter.stop_worker()
+        await self.adapter.close()
+
+
+async def _side(peer: str, dsn: str) -> _Ours | _Peer:
+    if peer == OURS:
+        return _Ours(dsn)
+    side = _Peer(peer)
+    await side.open()
+    return side
+
+
 async def _produce(
-    dsn: str, rate: float, batch: int, t0: float, periods: int, period_s: float
+    peer: str, dsn: str, rate: float, batch: int, t0: float, periods: int, period_s: float
 ) -> None:
     """Insert ``rate`` jobs a second until the last period ends (``rate`` 0: as fast as
     batches of ``batch`` go); print each period's count and insert latency."""
-    import awa
-
-    client = awa.AsyncClient(dsn)
-    inserted, call_ms = 0, []
+    side = await _side(peer, dsn)
+    inserted, call_ms = 0, list[float]()
     period, next_tick, owed = 1, t0, 0.0
     await asyncio.sleep(max(0.0, t0 - time.time()))  # the first period starts at t0
     try:
@@ -84,28 +155,19 @@ async def _produce(
                 n = batch
             if n:
                 ts = time.time()
-                await client.insert_many(
-                    [awa.InsertSpec(args=SoakArgs(ts), queue=QUEUE) for _ in range(n)]
-                )
+                await side.insert(n, ts)
                 call_ms.append((time.time() - ts) * 1000)
                 inserted += n
     finally:
-        client.store.close()  # type: ignore[attr-defined]
+        await side.close()
 
 
-async def _work(dsn: str, conc: int, t0: float, periods: int, period_s: float) -> None:
+async def _work(peer: str, dsn: str, conc: int, t0: float, periods: int, period_s: float) -> None:
     """Drain the queue with every default setting; print each period's completions and
     pickup latencies."""
-    import awa
-
-    client = awa.AsyncClient(dsn)
+    side = await _side(peer, dsn)
     picked_ms: list[float] = []
-
-    @client.task(SoakArgs, queue=QUEUE)
-    async def handle(job: awa.Job[SoakArgs]) -> None:
-        picked_ms.append((time.time() - job.args.ts) * 1000)
-
-    await client.start([(QUEUE, conc)])
+    await side.start(conc, picked_ms)
     try:
         for period in range(1, periods + 1):
             await asyncio.sleep(max(0.0, t0 + period * period_s - time.time()))
@@ -120,8 +182,7 @@ async def _work(dsn: str, conc: int, t0: float, periods: int, period_s: float) -
                 }
             )
     finally:
-        await client.shutdown(timeout=10)
-        client.store.close()  # type: ignore[attr-defined]
+        await side.close()
 
 
 def _pct(values: list[float], p: float) -> float | None:
@@ -147,6 +208,17 @@ SELECT indexrelname, pg_relation_size(indexrelid) FROM pg_stat_user_indexes
 WHERE relid = 'awa.jobs'::regclass ORDER BY indexrelname
 """
 _RUNNABLE = "SELECT count(*) FROM awa.jobs WHERE state IN ('available', 'scheduled', 'retryable')"
+# a peer's figures: every table of its database together
+_ALL_TABLES = """
+SELECT sum(pg_relation_size(relid)), sum(pg_indexes_size(relid)),
+       sum(n_live_tup), sum(n_dead_tup), sum(autovacuum_count), sum(autoanalyze_count),
+       sum(n_tup_upd), sum(n_tup_hot_upd), sum(n_tup_del), pg_current_wal_lsn() - '0/0'::pg_lsn
+FROM pg_stat_user_tables
+"""
+_ALL_INDEXES = """
+SELECT schemaname || '.' || indexrelname, pg_relation_size(indexrelid) FROM pg_stat_user_indexes
+ORDER BY 1
+"""
 
 
 def pg_cpu_s() -> float | None:
@@ -174,8 +246,9 @@ def load_avg() -> float:
     return float(Path("/proc/loadavg").read_text().split()[0])
 
 
-def _db_figures(conn: psycopg.Connection[Any]) -> dict[str, Any]:
-    row = conn.execute(_TABLE_STATS).fetchone()
+def _db_figures(conn: psycopg.Connection[Any], peer: str = OURS) -> dict[str, Any]:
+    ours = peer == OURS
+    row = conn.execute(_TABLE_STATS if ours else _ALL_TABLES).fetchone()
     assert row is not None
     keys = (
         "heap_bytes",
@@ -189,17 +262,35 @@ def _db_figures(conn: psycopg.Connection[Any]) -> dict[str, Any]:
         "deletes",
         "wal_bytes",
     )
-    out = dict(zip(keys, (int(v) for v in row), strict=True))
-    out["indexes"] = {name: size for name, size in conn.execute(_INDEX_SIZES).fetchall()}
-    out["runnable"] = conn.execute(_RUNNABLE).fetchone()[0]  # type: ignore[index]
+    out: dict[str, Any] = dict(zip(keys, (int(v or 0) for v in row), strict=True))
+    sizes = conn.execute(_INDEX_SIZES if ours else _ALL_INDEXES).fetchall()
+    out["indexes"] = {name: size for name, size in sizes}
+    runnable = conn.execute(_RUNNABLE).fetchone() if ours else None
+    out["runnable"] = runnable[0] if runnable is not None else None
     return out
 
 
-def fresh_database(dsn: str) -> None:
+def _peer_database(peer: str) -> str:
+    """The database a peer's adapter uses (its module's ``DB``)."""
+    from scale_child import ADAPTERS, PEERS_DIR
+
+    sys.path.insert(0, str(PEERS_DIR))
+    source = (PEERS_DIR / f"{ADAPTERS[peer][0]}.py").read_text()
+    for line in source.splitlines():
+        if line.startswith("DB = "):
+            return str(line.split("=", 1)[1].strip().strip("\"'"))
+    raise RuntimeError(f"no DB = ... in the {peer} adapter")
+
+
+def fresh_database(dsn: str, peer: str = OURS) -> None:
     base, name = dsn.rsplit("/", 1)
     with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}"')
+    if peer != OURS:  # the adapter installs its own schema
+        setup = [PEER_PY, str(Path(__file__).with_name("scale_child.py")), peer, "setup"]
+        subprocess.run(setup, check=True, timeout=600)
+        return
     import awa
 
     client = awa.Client(dsn)
@@ -211,9 +302,11 @@ def _child(
     role: str, a: argparse.Namespace, t0: float, periods: int, period_s: float, extra: list[str]
 ) -> subprocess.Popen[str]:
     cmd = [
-        sys.executable,
+        sys.executable if a.peer == OURS else PEER_PY,
         __file__,
         role,
+        "--peer",
+        a.peer,
         "--dsn",
         a.dsn,
         "--t0",
@@ -240,7 +333,9 @@ def _collect(
 def soak(
     a: argparse.Namespace, rate: float, periods: int, period_s: float, out: Any
 ) -> list[dict[str, Any]]:
-    fresh_database(a.dsn)
+    if a.peer != OURS:
+        a.dsn = f"{BASE_DSN}/{_peer_database(a.peer)}"
+    fresh_database(a.dsn, a.peer)
     t0 = time.time() + 3.0  # both children connected before the first period starts
     lines: dict[tuple[str, int], dict[str, Any]] = {}
     lock = threading.Lock()
@@ -253,10 +348,10 @@ def soak(
     rows = []
     with psycopg.connect(a.dsn, autocommit=True) as conn:
         time.sleep(max(0.0, t0 - time.time()))
-        last, last_cpu, last_t = _db_figures(conn), pg_cpu_s(), time.time()
+        last, last_cpu, last_t = _db_figures(conn, a.peer), pg_cpu_s(), time.time()
         for period in range(1, periods + 1):
             time.sleep(max(0.0, t0 + period * period_s - time.time()))
-            db, cpu, now = _db_figures(conn), pg_cpu_s(), time.time()
+            db, cpu, now = _db_figures(conn, a.peer), pg_cpu_s(), time.time()
             deadline = now + 30
             while time.time() < deadline:
                 with lock:
@@ -267,6 +362,7 @@ def soak(
             with lock:
                 prod, work = lines.get(("producer", period), {}), lines.get(("worker", period), {})
             row = {
+                "peer": a.peer,
                 "period": period,
                 "period_s": period_s,
                 "rate": rate,
@@ -305,10 +401,21 @@ def _brief(row: dict[str, Any]) -> None:
     )
 
 
+def keeps_up(row: dict[str, Any]) -> bool:
+    """Whether the worker kept up with the producer over a period."""
+    done, inserted, p99 = row["completed"] or 0, row["inserted"] or 0, row["pickup_ms_p99"]
+    return inserted > 0 and done >= 0.98 * inserted and p99 is not None and p99 < 1000
+
+
 def cmd_max(a: argparse.Namespace) -> None:
-    rows = soak(a, 0, 1, a.seconds, sys.stdout)
-    rate = rows[-1]["completed"] / a.seconds
-    print(f"maximum: {rate:,.0f} jobs/s completed; soak at 70%: --rate {0.7 * rate:.0f}")
+    held = 0.0
+    with open(a.out, "a") if a.out else sys.stdout as out:
+        for rate in (float(r) for r in a.rates.split(",")):
+            [row] = soak(a, rate, 1, a.seconds, out)
+            if not keeps_up(row):
+                break
+            held = rate
+    print(f"maximum: {held:,.0f} jobs/s kept up with; soak at 70%: --rate {0.7 * held:.0f}")
 
 
 def cmd_run(a: argparse.Namespace) -> None:
@@ -352,7 +459,9 @@ def main() -> None:
         if name == "table":
             s.add_argument("file")
             continue
+        s.add_argument("--peer", default=OURS, choices=[OURS, "pgqueuer", "awa"])
         s.add_argument("--dsn", default=f"{BASE_DSN}/awa_soak")
+        s.add_argument("--rates", default="2000,3000,4000,5000,6000,8000")
         s.add_argument("--conc", type=int, default=50)
         s.add_argument("--batch", type=int, default=200)
         s.add_argument("--seconds", type=float, default=60.0)
@@ -364,9 +473,9 @@ def main() -> None:
         s.add_argument("--period-s", type=float)
     a = p.parse_args()
     if a.cmd == "_produce":
-        asyncio.run(_produce(a.dsn, a.rate, a.batch, a.t0, a.periods, a.period_s))
+        asyncio.run(_produce(a.peer, a.dsn, a.rate, a.batch, a.t0, a.periods, a.period_s))
     elif a.cmd == "_work":
-        asyncio.run(_work(a.dsn, a.conc, a.t0, a.periods, a.period_s))
+        asyncio.run(_work(a.peer, a.dsn, a.conc, a.t0, a.periods, a.period_s))
     else:
         {"max": cmd_max, "run": cmd_run, "table": cmd_table}[a.cmd](a)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -218,5 +219,70 @@ def test_an_attempt_that_loses_its_job_before_its_task_starts_frees_its_slot() -
         finally:
             await client.shutdown(timeout=0)  # waits for no handler: a leaked slot fails above
         assert ran == []
+
+    run(story)
+
+
+class GatedClaims(RoundTrips):
+    """Claims that, once ``close()`` is called, wait on their store thread until ``open()``:
+    a claim whose round trip lasts as long as a test needs."""
+
+    def __init__(self, clock: ManualClock) -> None:
+        super().__init__(clock)
+        self._gate = threading.Event()
+        self._gate.set()
+        self.blocked = threading.Event()  # a claim is waiting at the closed gate
+
+    def close(self) -> None:
+        self._gate.clear()
+
+    def open(self) -> None:
+        self._gate.set()
+
+    def claim(self, queue: str, *, limit: int = 1, **kwargs: Any) -> list[JobRecord]:
+        if not self._gate.is_set():
+            self.blocked.set()
+            self._gate.wait()
+        return super().claim(queue, limit=limit, **kwargs)
+
+
+def test_a_freed_slot_takes_a_job_claimed_ahead_while_a_claim_is_on_its_way() -> None:
+    """The claim service is busy for a whole round trip; a slot freed meanwhile does not wait
+    for it to come back when a job claimed ahead is ready."""
+
+    async def story() -> None:
+        clock = ManualClock()
+        store = GatedClaims(clock)
+        client = awa.AsyncClient(store=store)
+        started: list[int] = []
+        permits = asyncio.Semaphore(0)  # once 40 have run, each handler waits for a permit
+
+        @client.task(Tick, kind="tick")
+        async def tick(job: awa.Job[Tick]) -> None:
+            started.append(job.id)
+            if len(started) > 40:
+                await permits.acquire()
+            clock.advance(0.001)
+
+        _insert(store, 200)
+        await client.start([("default", 4)])
+        runtime = client.runtime
+        assert runtime is not None
+        try:
+            # 40 ran, 4 hold the slots, and jobs claimed ahead wait behind them
+            await until(lambda: len(started) == 44 and runtime.table.waiting("default") >= 2)
+            store.close()
+            permits.release()  # a slot frees: a waiting job takes it, a claim sets off
+            await until(store.blocked.is_set)
+            before = len(started)
+            assert runtime.table.waiting("default") >= 1
+            permits.release()  # another slot frees while that claim is on its way
+            await until(lambda: len(started) == before + 1)
+            assert store.blocked.is_set()
+        finally:
+            store.open()
+            for _ in range(200):
+                permits.release()
+            await client.shutdown(timeout=1)
 
     run(story)

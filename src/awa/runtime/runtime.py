@@ -373,7 +373,18 @@ class Runtime:
         self.scheduler.wake("deadlines")  # it looks at the new attempts
 
     def _slot_freed(self, queue: str) -> None:
+        loop = self._loop
+        if loop is not None and self.table.waiting(queue) and not self._stopping:
+            # a job claimed ahead takes the slot now, not when the claim service next runs
+            # (it may be waiting on a claim's round trip); soon, not here, since a job
+            # that fails at once frees a slot again
+            loop.call_soon(self._start_waiting, queue)
         self.scheduler.wake(self._claim_slots[queue])
+
+    def _start_waiting(self, queue: str) -> None:
+        config = self.queues[queue]
+        if not self._stopping and self.table.running(queue) < config.concurrency:
+            self.dispatch.start_waiting(queue)
 
     def _outcome_waiting(self) -> None:
         self.scheduler.wake("complete")

@@ -49,6 +49,12 @@ log = logging.getLogger("awa.runtime")
 #: count reads the whole job table, which holds every finished job for the retention period
 SUMMARY_SHARE_MAX = 0.05
 
+# claiming ahead (ClaimService._pace): the shortest window a pace is measured over, the weight
+# of the newest round trip in their moving average, and the margin over one round trip's need
+PACE_WINDOW_S = 0.05
+RTT_WEIGHT = 0.2
+AHEAD_MARGIN = 2
+
 
 class ClaimService:
     """Claims for one queue, as many jobs as it has free slots, and starts them."""
@@ -81,6 +87,7 @@ class ClaimService:
         self._ahead = 0  # jobs to hold claimed ahead of free slots (``_pace``)
         self._paced_at: datetime | None = None
         self._freed_then = 0
+        self._round_trip_s: float | None = None  # the claims' round trips, a moving average
         self._observers = observers
         self._batch_max = batch_max
         self._claimed = claimed
@@ -123,18 +130,29 @@ class ClaimService:
         return 0.0 if len(jobs) == limit else cfg.poll_interval_s
 
     def _pace(self, asked: datetime, answered: datetime) -> None:
-        """Size the claim-ahead: as many jobs as slots free up during one claim's round trip
-        at the pace of the last interval between claims. Short handlers keep a few jobs ready
-        so a freed slot does not wait for the database; long ones keep none, so no job waits
-        here while another process could run it. Under a manual clock a round trip takes no
-        time, so simulations never claim ahead."""
+        """Size the claim-ahead: twice as many jobs as slots free up during one claim's round
+        trip at the recent pace (the margin covers a round trip slower than the average).
+        Short handlers keep a few jobs ready so a freed slot does not wait for the database;
+        long ones keep none, so no job waits here while another process could run it. Under
+        a manual clock a round trip takes no time, so simulations never claim ahead."""
+        round_trip_s = (answered - asked).total_seconds()
+        average = self._round_trip_s
+        self._round_trip_s = (
+            round_trip_s if average is None else average + (round_trip_s - average) * RTT_WEIGHT
+        )
         freed = self._table.freed(self.config.queue)
-        if self._paced_at is not None:
-            elapsed_s = (answered - self._paced_at).total_seconds()
-            round_trip_s = (answered - asked).total_seconds()
-            if elapsed_s > 0:
-                pace = (freed - self._freed_then) / elapsed_s  # slots freed per second
-                self._ahead = min(self.config.concurrency, round(pace * round_trip_s))
+        if self._paced_at is None:
+            self._paced_at, self._freed_then = answered, freed
+            return
+        elapsed_s = (answered - self._paced_at).total_seconds()
+        freed_since = freed - self._freed_then
+        # back-to-back claims are too close together to measure a pace: wait for a window
+        # (or a manual clock that has not moved)
+        if elapsed_s <= 0 or (elapsed_s < PACE_WINDOW_S and freed_since < self.config.concurrency):
+            return
+        pace = freed_since / elapsed_s  # slots freed per second
+        wanted = round(AHEAD_MARGIN * pace * self._round_trip_s)
+        self._ahead = min(self.config.concurrency, wanted)
         self._paced_at, self._freed_then = answered, freed
 
 

@@ -65,7 +65,7 @@ from awa.runtime.observe import Observer
 from awa.runtime.registry import TaskRegistry
 from awa.runtime.runtime import Runtime
 from awa.runtime.serialization import default_kind, dump_args
-from awa.tracing import with_trace_context
+from awa.tracing import current_trace_context, with_trace_context
 
 __all__ = ["AsyncClient", "Client", "InsertSpec"]
 
@@ -100,6 +100,36 @@ def _first(option: int | None, declared: int | None, default: int) -> int:
     if option is not None:
         return option
     return declared if declared is not None else default
+
+
+def _shape(spec: InsertSpec) -> tuple[Any, ...] | None:
+    """What ``_Operations.new_job`` makes of ``spec`` besides its args: items of equal shape
+    differ only in args. ``None`` for an item made on its own: metadata or a unique key (made
+    per job), or an option of a type other than the plain one, where equal values need not
+    mean an equal job (``True == 1``, one instant in two zones, a string of tags)."""
+    if spec.metadata is not None or spec.unique is not None:
+        return None
+    tags = spec.tags
+    if type(tags) is not tuple and type(tags) is not list:
+        return None
+    if not all(type(tag) is str for tag in tags):
+        return None
+    run_at = spec.run_at
+    if run_at is not None and type(run_at) is not datetime:
+        return None
+    options = (spec.kind, spec.queue, spec.priority, spec.max_attempts)
+    if not all(type(option) in _PLAIN_OPTION_TYPES for option in options):
+        return None
+    return (
+        type(spec.args),
+        *options,
+        run_at,
+        None if run_at is None else run_at.tzinfo,
+        tuple(tags),
+    )
+
+
+_PLAIN_OPTION_TYPES = frozenset({type(None), str, int})
 
 
 def _open_store(url: str | None, store: ClaimStore | None) -> ClaimStore:
@@ -142,7 +172,9 @@ class _Operations:
         self.max_args_bytes = max_args_bytes
 
     # -- producers ----------------------------------------------------------------------------
-    def new_job(self, spec: InsertSpec) -> NewJob:
+    def new_job(self, spec: InsertSpec, trace_context: Mapping[str, str] | None = None) -> NewJob:
+        """``spec`` as a validated request; ``trace_context`` is the call's
+        (``current_trace_context()`` when not given)."""
         args = spec.args
         is_mapping = isinstance(args, Mapping)
         declared = None if is_mapping else declared_kind(type(args))
@@ -174,17 +206,45 @@ class _Operations:
             max_attempts=_first(spec.max_attempts, declared.max_attempts, DEFAULT_MAX_ATTEMPTS),
             run_at=spec.run_at,
             tags=spec.tags,  # NewJob refuses a string, which tuple() would split into letters
-            metadata=with_trace_context(spec.metadata if spec.metadata is not None else {}),
+            metadata=with_trace_context(
+                spec.metadata if spec.metadata is not None else {}, trace_context
+            ),
             unique=spec.unique,
         )
         check_args_size(job.args_json(), self.max_args_bytes)
         return job
 
     def new_jobs(self, items: Sequence[Any | InsertSpec]) -> list[NewJob]:
-        """Every item checked before any is written: one bad item refuses the batch."""
+        """Every item checked before any is written: one bad item refuses the batch.
+
+        Items of one shape (``_shape``) are made from the first one's request
+        (``NewJob.with_args``): kind, queue and options are resolved and checked once, and
+        each further item has only its args serialized and checked."""
         if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Sequence):
             raise ValidationError(f"insert_many takes a list of args, got {type(items).__name__}")
-        return [self.new_job(i if isinstance(i, InsertSpec) else InsertSpec(args=i)) for i in items]
+        context = current_trace_context()  # one span inserts the whole batch
+        if len(items) == 1:
+            [item] = items
+            return [
+                self.new_job(
+                    item if isinstance(item, InsertSpec) else InsertSpec(args=item), context
+                )
+            ]
+        firsts: dict[tuple[Any, ...], NewJob] = {}
+        jobs = []
+        for item in items:
+            spec = item if isinstance(item, InsertSpec) else InsertSpec(args=item)
+            shape = _shape(spec)
+            first = firsts.get(shape) if shape is not None else None
+            if first is None:
+                job = self.new_job(spec, context)
+                if shape is not None:
+                    firsts[shape] = job
+            else:
+                job = first.with_args(dump_args(spec.args))
+                check_args_size(job.args_json(), self.max_args_bytes)
+            jobs.append(job)
+        return jobs
 
     def on_connection(self) -> InsertsOnConnection:
         if not isinstance(self.store, InsertsOnConnection):

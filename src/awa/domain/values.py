@@ -109,6 +109,19 @@ class NewJob:
         if value is not None and not isinstance(value, Unique):
             raise ValidationError(f"unique takes an awa.Unique, got {type(value).__name__}")
 
+    def with_args(self, args: Mapping[str, Any]) -> NewJob:
+        """The same request with other ``args``: only they are checked, every other field was
+        when this request was made. A batch of jobs of one shape is made from one request
+        this way, without validating its kind, queue, options and tags once per job."""
+        checked = _args(args)
+        job: NewJob = object.__new__(NewJob)
+        for name in _SHARED_FIELDS:
+            _set_field(job, name, getattr(self, name))
+        _set_field(job, "args", checked)
+        _set_field(job, "metadata", dict(self.metadata))  # each job its own, as when made
+        _set_field(job, "_args_json", None)
+        return job
+
     def args_json(self) -> str:
         """``args`` as compact JSON text, made once: what ``max_args_bytes`` measures and what
         a store that keeps JSON as text writes."""
@@ -130,6 +143,15 @@ class NewJob:
         if digest is None or self.unique is None:
             return None
         return unique_key_at(digest, self.unique.period, run_at)
+
+
+# with_args: a frozen class's fields are set as its own __init__ sets them
+_set_field = object.__setattr__
+_SHARED_FIELDS = tuple(
+    field.name
+    for field in attrs.fields(NewJob)
+    if field.name not in ("args", "metadata", "_args_json")
+)
 
 
 @attrs.frozen(kw_only=True)

@@ -110,25 +110,24 @@ def _shape(spec: InsertSpec) -> tuple[Any, ...] | None:
     if spec.metadata is not None or spec.unique is not None:
         return None
     tags = spec.tags
-    if type(tags) is not tuple and type(tags) is not list:
-        return None
-    if not all(type(tag) is str for tag in tags):
+    if type(tags) not in _TAG_LISTS or (tags and not all(type(tag) is str for tag in tags)):
         return None
     run_at = spec.run_at
     if run_at is not None and type(run_at) is not datetime:
         return None
-    options = (spec.kind, spec.queue, spec.priority, spec.max_attempts)
-    if not all(type(option) in _PLAIN_OPTION_TYPES for option in options):
+    kind, queue, priority, max_attempts = spec.kind, spec.queue, spec.priority, spec.max_attempts
+    if not (
+        type(kind) in _PLAIN_OPTION_TYPES
+        and type(queue) in _PLAIN_OPTION_TYPES
+        and type(priority) in _PLAIN_OPTION_TYPES
+        and type(max_attempts) in _PLAIN_OPTION_TYPES
+    ):
         return None
-    return (
-        type(spec.args),
-        *options,
-        run_at,
-        None if run_at is None else run_at.tzinfo,
-        tuple(tags),
-    )
+    zone = None if run_at is None else run_at.tzinfo
+    return (type(spec.args), kind, queue, priority, max_attempts, run_at, zone, tuple(tags))
 
 
+_TAG_LISTS = frozenset({tuple, list})
 _PLAIN_OPTION_TYPES = frozenset({type(None), str, int})
 
 

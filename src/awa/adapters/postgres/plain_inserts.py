@@ -2,7 +2,7 @@
 
 One job: one small prepared statement (``insert_job.sql``) that returns only the id and the
 creation time. Several: ``reserve_job_ids.sql`` hands out the ids and the time,
-``awa.domain.decisions.create_job`` decides every column from them, ``COPY`` writes the rows
+``awa.domain.decisions.create_jobs`` decides every column from them, ``COPY`` writes the rows
 straight into ``awa.jobs`` (``copy_jobs.sql``) and ``notify_wakeup.sql`` wakes each queue that
 got an available job once, all in one transaction: nothing comes back to decode, and PostgreSQL
 inserts the copied rows a page at a time.
@@ -32,7 +32,7 @@ from psycopg.rows import tuple_row
 from awa.adapters.postgres._rows import stored_args, stored_json
 from awa.adapters.postgres._sql import SQL
 from awa.domain import Job, JobState, NewJob
-from awa.domain.decisions import create_job
+from awa.domain.decisions import create_job, create_jobs
 
 __all__ = [
     "COPY_CHUNK_JOBS",
@@ -107,11 +107,8 @@ def single_job(job: NewJob, row: Sequence[Any]) -> Job:
 def jobs_from_reserved(jobs: Sequence[NewJob], now: datetime, ids: Sequence[str]) -> list[Job]:
     """Each new job as the domain creates it, with its id (as text, in order) and the time
     ``reserve_job_ids.sql`` returned."""
-    now = now.astimezone(_UTC)
-    return [
-        _utc(create_job(job, job_id=int(job_id), now=now))
-        for job, job_id in zip(jobs, ids, strict=True)
-    ]
+    created = create_jobs(jobs, job_ids=[int(job_id) for job_id in ids], now=now.astimezone(_UTC))
+    return [_utc(job) for job in created]
 
 
 def copy_chunks(jobs: Sequence[NewJob], now: datetime, ids: str) -> Iterator[tuple[list[Job], str]]:

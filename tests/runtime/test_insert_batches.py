@@ -1,0 +1,178 @@
+"""``insert_many`` makes items of one shape from one request (``NewJob.with_args``): what it
+makes must be what each item made alone makes, and one bad item still refuses the batch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import attrs
+import pytest
+
+import awa
+from awa.adapters.memory import MemoryStore
+from awa.client import _Operations
+from awa.domain import NewJob
+from awa.runtime.registry import TaskRegistry
+
+from .conftest import Backend, run
+
+LATER = datetime(2031, 1, 1, tzinfo=timezone.utc)
+ELSEWHERE = LATER.astimezone(timezone(timedelta(hours=2)))  # the same instant
+
+
+@dataclass
+class Send:
+    to: str
+    n: int = 0
+
+
+@awa.job_kind(kind="declared", queue="declared_q", priority=1, max_attempts=4)
+@dataclass
+class Declared:
+    n: int
+
+
+@dataclass
+class Registered:
+    n: int
+
+
+def _items() -> list[Any]:
+    """Runs of one shape broken up by every kind of item made on its own, and shapes that
+    look alike but must not share a request."""
+    spec = awa.InsertSpec
+    return [
+        Send("a"),
+        spec(args=Send("b", 1)),  # the same shape as a bare item
+        spec(args=Send("c"), queue="q"),
+        spec(args={"n": 1}, kind="report"),
+        spec(args={"n": 2}, kind="report"),
+        spec(args={"n": 3}, kind="other_report"),
+        Declared(1),
+        spec(args=Declared(2), priority=3),
+        Registered(1),
+        spec(args=Send("d"), unique=awa.Unique()),
+        spec(args=Send("e"), unique=awa.Unique()),
+        spec(args=Send("f"), metadata={"trace": "x"}),
+        spec(args=Send("g"), tags=["a", "b"]),
+        spec(args=Send("h"), tags=("a", "b")),
+        spec(args=Send("i"), run_at=LATER),
+        spec(args=Send("j"), run_at=ELSEWHERE),
+        spec(args=Send("k"), run_at=LATER),
+        spec(args=Send("l"), priority=1, max_attempts=2),
+        spec(args=Send("m"), priority=1, max_attempts=2),
+        Send("n", 5),
+    ]
+
+
+def _operations() -> _Operations:
+    registry = TaskRegistry()
+
+    async def handle(job: object) -> None:
+        raise AssertionError("never run")
+
+    registry.add(Registered, handle, queue="registered_q", kind=None)
+    return _Operations(MemoryStore(), registry, 1 << 20)
+
+
+def _alone(ops: _Operations, items: list[Any]) -> list[NewJob]:
+    """The path every item took before batches shared requests: each made on its own."""
+    return [
+        ops.new_job(item if isinstance(item, awa.InsertSpec) else awa.InsertSpec(args=item))
+        for item in items
+    ]
+
+
+def _fields(job: NewJob) -> dict[str, Any]:
+    fields = attrs.asdict(job, recurse=False)
+    fields["_args_json"] = job.args_json()
+    fields["run_at_offset"] = None if job.run_at is None else job.run_at.utcoffset()
+    return fields
+
+
+def test_a_mixed_batch_makes_what_each_item_made_alone_makes() -> None:
+    ops = _operations()
+    items = _items()
+    made = ops.new_jobs(items)
+    assert [_fields(job) for job in made] == [_fields(job) for job in _alone(ops, items)]
+    assert made[0].queue == "default"
+    assert made[6].queue == "declared_q"
+    assert made[8].queue == "registered_q"
+    assert made[15].run_at is not None
+    assert made[15].run_at.utcoffset() == timedelta(hours=2)
+
+
+def test_items_of_one_shape_get_args_and_metadata_of_their_own() -> None:
+    made = _operations().new_jobs([Send(str(n), n) for n in range(3)])
+    assert [job.args for job in made] == [{"to": str(n), "n": n} for n in range(3)]
+    assert len({id(job.metadata) for job in made}) == 3
+
+
+BAD_AFTER_GOOD: list[tuple[str, Any, type[Exception], str]] = [
+    ("args", {"n": float("nan")}, awa.ValidationError, "args.n holds nan"),
+    ("args", {"s": "a\x00b"}, awa.ValidationError, "args.s contains a NUL character"),
+    ("priority", True, awa.ValidationError, "priority must be an integer from 1 to 4, got True"),
+    ("tags", "ab", awa.ValidationError, "tags must be a list of strings, got 'ab'"),
+    ("run_at", datetime(2031, 1, 1), awa.ValidationError, "run_at must be a timezone-aware"),
+    ("args", {"blob": "x" * 2_000}, awa.ValidationError, "(max_args_bytes)"),
+]
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "error", "message"), BAD_AFTER_GOOD, ids=[m for *_, m in BAD_AFTER_GOOD]
+)
+def test_one_bad_item_among_good_ones_of_its_shape_refuses_the_batch(
+    backend: Backend, option: str, value: Any, error: type[Exception], message: str
+) -> None:
+    async def story() -> None:
+        _, store, _ = backend.clients()
+        client = awa.AsyncClient(store=store, max_args_bytes=1_000)
+        good = {"args": {"n": 1}, "priority": 1, "tags": ("a", "b"), "run_at": LATER}
+        items = [awa.InsertSpec(kind="k", **good) for _ in range(40)]
+        items.insert(25, awa.InsertSpec(kind="k", **{**good, option: value}))
+        with pytest.raises(error) as refused:
+            await client.insert_many(items)
+        assert message in str(refused.value)
+        assert "\n" not in str(refused.value)
+        assert await client.count_jobs() == 0
+
+    run(story)
+
+
+def test_an_args_object_that_cannot_be_serialized_refuses_its_batch(backend: Backend) -> None:
+    async def story() -> None:
+        _, _, [client] = backend.clients()
+        items = [Send("a", n) for n in range(10)] + [Send("b", object())]  # type: ignore[arg-type]
+        with pytest.raises(awa.ValidationError, match=r"args\.n holds a object"):
+            await client.insert_many(items)
+        assert await client.count_jobs() == 0
+
+    run(story)
+
+
+def test_a_mixed_batch_is_stored_as_made(backend: Backend) -> None:
+    async def story() -> None:
+        _, _, [client] = backend.clients()
+
+        @client.task(Registered, queue="registered_q")
+        async def handle(job: object) -> None:
+            raise AssertionError("never run")
+
+        items = _items()
+        inserted = await client.insert_many(items)
+        expected = _alone(client._ops, items)
+        assert [(j.kind, j.queue, j.args, j.priority, j.max_attempts) for j in inserted] == [
+            (n.kind, n.queue, n.args, n.priority, n.max_attempts) for n in expected
+        ]
+        assert [(j.tags, j.metadata, j.run_at) for j in inserted] == [
+            (n.tags, n.metadata, n.run_at or j.created_at)
+            for n, j in zip(expected, inserted, strict=True)
+        ]
+        assert [j.unique_key is not None for j in inserted] == [
+            n.unique is not None for n in expected
+        ]
+        assert inserted == [await client.get_job(j.id) for j in inserted]
+
+    run(story)

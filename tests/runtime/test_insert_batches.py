@@ -176,3 +176,13 @@ def test_a_mixed_batch_is_stored_as_made(backend: Backend) -> None:
         assert inserted == [await client.get_job(j.id) for j in inserted]
 
     run(story)
+
+
+def test_args_of_no_supported_type_refuse_their_batch(backend: Backend) -> None:
+    async def story() -> None:
+        _, _, [client] = backend.clients()
+        with pytest.raises(awa.SerializationError, match="got int"):
+            await client.insert_many([Send("a"), Send("b"), 5])
+        assert await client.count_jobs() == 0
+
+    run(story)

@@ -138,23 +138,40 @@ def copy_text(jobs: Sequence[Job], new: Sequence[NewJob]) -> str:
     """The rows of ``copy_jobs.sql`` in COPY's text format, one line per job, its columns in
     the statement's order; ``new`` holds each job's request (its args' JSON, made once).
     Kind and queue are names the domain allows only letters, digits and ``_.:-`` in."""
-    times: dict[datetime, str] = {}  # most jobs of a batch share their created_at and run_at
-
-    def time_text(when: datetime) -> str:
-        text = times.get(when)
-        if text is None:
-            text = times[when] = when.isoformat()
-        return text
-
-    lines = [
-        f"{job.id}\t{job.kind}\t{job.queue}\t{_json_field(stored_args(request))}\t"
-        f"{job.state.value}\t{job.priority}\t{job.attempt}\t{job.max_attempts}\t"
-        f"{job.run_lease}\t{time_text(job.run_at)}\t{time_text(job.created_at)}\t"
-        f"{_field(text_array(job.tags)) if job.tags else '{}'}\t"
-        f"{_json_field(stored_json(request.metadata))}\n"
-        for job, request in zip(jobs, new, strict=True)
-    ]
+    lines = []
+    shape: Job | None = None
+    head = tail = ""
+    for job, request in zip(jobs, new, strict=True):
+        if shape is None or not _same_columns(job, shape):
+            # a run of one shape (decisions.create_jobs) shares these columns' text
+            shape = job
+            head = f"{job.kind}\t{job.queue}\t"
+            tail = (
+                f"{job.state.value}\t{job.priority}\t{job.attempt}\t{job.max_attempts}\t"
+                f"{job.run_lease}\t{job.run_at.isoformat()}\t{job.created_at.isoformat()}\t"
+                f"{_field(text_array(job.tags)) if job.tags else '{}'}\t"
+            )
+        lines.append(
+            f"{job.id}\t{head}{_json_field(stored_args(request))}\t{tail}"
+            f"{_json_field(stored_json(request.metadata))}\n"
+        )
     return "".join(lines)
+
+
+def _same_columns(job: Job, shape: Job) -> bool:
+    """Whether ``job``'s columns but id, args and metadata are ``shape``'s very objects."""
+    return (
+        job.kind is shape.kind
+        and job.queue is shape.queue
+        and job.state is shape.state
+        and job.priority is shape.priority
+        and job.attempt is shape.attempt
+        and job.max_attempts is shape.max_attempts
+        and job.run_lease is shape.run_lease
+        and job.run_at is shape.run_at
+        and job.created_at is shape.created_at
+        and job.tags is shape.tags
+    )
 
 
 def woken_queues(jobs: Sequence[Job]) -> list[str]:

@@ -128,6 +128,8 @@ def _shape(spec: InsertSpec) -> tuple[Any, ...] | None:
 
 
 _TAG_LISTS = frozenset({tuple, list})
+#: shapes whose first request ``_Operations`` keeps; past that it starts again
+_SHAPES_KEPT_MAX = 256
 _PLAIN_OPTION_TYPES = frozenset({type(None), str, int})
 
 
@@ -169,6 +171,10 @@ class _Operations:
         self.store = store
         self.registry = registry
         self.max_args_bytes = max_args_bytes
+        # each shape's request made outside any span, kept from call to call as long as no
+        # task is added (``_firsts_for``): one-by-one inserts make theirs from it
+        self._firsts: dict[tuple[Any, ...], NewJob] = {}
+        self._firsts_additions = registry.additions
 
     # -- producers ----------------------------------------------------------------------------
     def new_job(self, spec: InsertSpec, trace_context: Mapping[str, str] | None = None) -> NewJob:
@@ -218,18 +224,12 @@ class _Operations:
 
         Items of one shape (``_shape``) are made from the first one's request
         (``NewJob.with_args``): kind, queue and options are resolved and checked once, and
-        each further item has only its args serialized and checked."""
+        each further item, in this call or a later one, has only its args serialized and
+        checked."""
         if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Sequence):
             raise ValidationError(f"insert_many takes a list of args, got {type(items).__name__}")
         context = current_trace_context()  # one span inserts the whole batch
-        if len(items) == 1:
-            [item] = items
-            return [
-                self.new_job(
-                    item if isinstance(item, InsertSpec) else InsertSpec(args=item), context
-                )
-            ]
-        firsts: dict[tuple[Any, ...], NewJob] = {}
+        firsts = self._firsts_for(context)
         jobs = []
         for item in items:
             spec = item if isinstance(item, InsertSpec) else InsertSpec(args=item)
@@ -238,12 +238,24 @@ class _Operations:
             if first is None:
                 job = self.new_job(spec, context)
                 if shape is not None:
-                    firsts[shape] = job
+                    if len(firsts) >= _SHAPES_KEPT_MAX:
+                        firsts.clear()
+                    firsts[shape] = job.with_args({})  # the shape, not this item's args
             else:
                 job = first.with_args(dump_args(spec.args))
                 check_args_size(job.args_json(), self.max_args_bytes)
             jobs.append(job)
         return jobs
+
+    def _firsts_for(self, trace_context: Mapping[str, str]) -> dict[tuple[Any, ...], NewJob]:
+        """Where ``new_jobs`` finds and keeps the first request of each shape: this call's
+        own inside a span (its context is in every request), else the ones kept from call
+        to call, forgotten when a task is added (it can change a shape's kind or queue)."""
+        if trace_context:
+            return {}
+        if self._firsts_additions != self.registry.additions:
+            self._firsts, self._firsts_additions = {}, self.registry.additions
+        return self._firsts
 
     def on_connection(self) -> InsertsOnConnection:
         if not isinstance(self.store, InsertsOnConnection):

@@ -16,7 +16,7 @@ from awa.client import _Operations
 from awa.domain import NewJob
 from awa.runtime.registry import TaskRegistry
 
-from .conftest import Backend, run
+from .conftest import Backend, memory_clients, run
 
 LATER = datetime(2031, 1, 1, tzinfo=timezone.utc)
 ELSEWHERE = LATER.astimezone(timezone(timedelta(hours=2)))  # the same instant
@@ -186,3 +186,32 @@ def test_args_of_no_supported_type_refuse_their_batch(backend: Backend) -> None:
         assert await client.count_jobs() == 0
 
     run(story)
+
+
+def test_a_task_added_between_inserts_decides_the_queue_of_later_ones() -> None:
+    async def story() -> None:
+        _, _, [client] = memory_clients()
+        before = await client.insert(Registered(1))
+        again = await client.insert(Registered(2))
+
+        @client.task(Registered, queue="registered_q")
+        async def handle(job: object) -> None:
+            raise AssertionError("never run")
+
+        after = await client.insert_many([Registered(3), Registered(4)])
+        assert [job.queue for job in (before, again, *after)] == [
+            "default",
+            "default",
+            "registered_q",
+            "registered_q",
+        ]
+
+    run(story)
+
+
+def test_one_by_one_inserts_of_one_shape_make_what_each_made_alone_makes() -> None:
+    ops = _operations()
+    items = _items()
+    for _ in range(2):  # the second round makes each from the request the first kept
+        made = [ops.new_jobs([item])[0] for item in items]
+        assert [_fields(job) for job in made] == [_fields(job) for job in _alone(ops, items)]

@@ -218,6 +218,8 @@ def test_every_job_of_a_batch_carries_the_span_that_inserted_it(
     async def story() -> None:
         _, _, [client] = memory_clients()
         given = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+        before = await client.insert(Work())  # its shape's request is kept, untraced
+        assert "traceparent" not in before.metadata
         with trace.get_tracer("app").start_as_current_span("request") as request:
             jobs = await client.insert_many(
                 [

@@ -226,7 +226,9 @@ class _Operations:
         (``NewJob.with_args``): kind, queue and options are resolved and checked once, and
         each further item, in this call or a later one, has only its args serialized and
         checked."""
-        if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Sequence):
+        if type(items) is not list and (  # a list, the common case, without two ABC checks
+            isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Sequence)
+        ):
             raise ValidationError(f"insert_many takes a list of args, got {type(items).__name__}")
         context = current_trace_context()  # one span inserts the whole batch
         firsts = self._firsts_for(context)

@@ -14,8 +14,9 @@ import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, TypeVar
+from zoneinfo import ZoneInfo
 
 import attrs
 
@@ -106,15 +107,23 @@ def _shape(spec: InsertSpec) -> tuple[Any, ...] | None:
     """What ``_Operations.new_job`` makes of ``spec`` besides its args: items of equal shape
     differ only in args. ``None`` for an item made on its own: metadata or a unique key (made
     per job), or an option of a type other than the plain one, where equal values need not
-    mean an equal job (``True == 1``, one instant in two zones, a string of tags)."""
+    mean an equal job (``True == 1``, one instant in two zones, a string of tags, a zone of
+    a type that may not hash)."""
     if spec.metadata is not None or spec.unique is not None:
         return None
     tags = spec.tags
     if type(tags) not in _TAG_LISTS or (tags and not all(type(tag) is str for tag in tags)):
         return None
     run_at = spec.run_at
-    if run_at is not None and type(run_at) is not datetime:
-        return None
+    zone: Any = None
+    if run_at is not None:
+        if type(run_at) is not datetime:
+            return None
+        zone = run_at.tzinfo
+        if type(zone) is timezone:  # equal offsets, so equal zones, may differ in name
+            zone = (zone, zone.tzname(None))
+        elif type(zone) is not ZoneInfo:  # ZoneInfo is equal only to itself
+            return None
     kind, queue, priority, max_attempts = spec.kind, spec.queue, spec.priority, spec.max_attempts
     if not (
         type(kind) in _PLAIN_OPTION_TYPES
@@ -123,7 +132,6 @@ def _shape(spec: InsertSpec) -> tuple[Any, ...] | None:
         and type(max_attempts) in _PLAIN_OPTION_TYPES
     ):
         return None
-    zone = None if run_at is None else run_at.tzinfo
     return (type(spec.args), kind, queue, priority, max_attempts, run_at, zone, tuple(tags))
 
 

@@ -4,8 +4,9 @@ makes must be what each item made alone makes, and one bad item still refuses th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import attrs
 import pytest
@@ -20,6 +21,24 @@ from .conftest import Backend, memory_clients, run
 
 LATER = datetime(2031, 1, 1, tzinfo=timezone.utc)
 ELSEWHERE = LATER.astimezone(timezone(timedelta(hours=2)))  # the same instant
+
+
+class _Zone(tzinfo):
+    """A zone of the caller's own that compares by value and so cannot be hashed."""
+
+    def utcoffset(self, dt: datetime | None) -> timedelta:
+        return timedelta(hours=3)
+
+    def tzname(self, dt: datetime | None) -> str:
+        return "THREE"
+
+    def dst(self, dt: datetime | None) -> timedelta:
+        return timedelta(0)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Zone)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 @dataclass
@@ -64,6 +83,13 @@ def _items() -> list[Any]:
         spec(args=Send("l"), priority=1, max_attempts=2),
         spec(args=Send("m"), priority=1, max_attempts=2),
         Send("n", 5),
+        # one instant in equal zones of other names, a named zone, a zone that cannot hash
+        spec(args=Send("o"), run_at=LATER.astimezone(timezone(timedelta(hours=1), "CET"))),
+        spec(args=Send("p"), run_at=LATER.astimezone(timezone(timedelta(hours=1)))),
+        spec(args=Send("q"), run_at=LATER.astimezone(ZoneInfo("Europe/Berlin"))),
+        spec(args=Send("r"), run_at=LATER.astimezone(ZoneInfo("Europe/Berlin"))),
+        spec(args=Send("s"), run_at=LATER.astimezone(_Zone())),
+        spec(args=Send("t"), run_at=LATER.astimezone(_Zone())),
     ]
 
 
@@ -88,7 +114,8 @@ def _alone(ops: _Operations, items: list[Any]) -> list[NewJob]:
 def _fields(job: NewJob) -> dict[str, Any]:
     fields = attrs.asdict(job, recurse=False)
     fields["_args_json"] = job.args_json()
-    fields["run_at_offset"] = None if job.run_at is None else job.run_at.utcoffset()
+    when = job.run_at
+    fields["run_at_zone"] = None if when is None else (when.utcoffset(), when.tzname())
     return fields
 
 

@@ -3,13 +3,17 @@ makes must be what each item made alone makes, and one bad item still refuses th
 
 from __future__ import annotations
 
+import itertools
+import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import date, datetime, timedelta, timezone, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import awa
 from awa.adapters.memory import MemoryStore
@@ -242,3 +246,80 @@ def test_one_by_one_inserts_of_one_shape_make_what_each_made_alone_makes() -> No
     for _ in range(2):  # the second round makes each from the request the first kept
         made = [ops.new_jobs([item])[0] for item in items]
         assert [_fields(job) for job in made] == [_fields(job) for job in _alone(ops, items)]
+
+
+_OPTION_VALUES: dict[str, list[Any]] = {
+    "kind": ["report", "other", "bad kind"],
+    "queue": ["q", "r", ""],
+    "priority": [1, 3, True, 9],
+    "max_attempts": [1, 25],
+    "run_at": [LATER, ELSEWHERE, datetime(2031, 1, 1), date(2031, 1, 1)],
+    "tags": [(), ["a"], ("a",), ["a", "b"], "ab"],
+    "metadata": [{"m": 1}, {"m": 2}, {"traceparent": "x"}],
+    "unique": [awa.Unique(), awa.Unique(by_args=False)],
+}
+_options = st.dictionaries(
+    st.sampled_from(sorted(_OPTION_VALUES)), st.sampled_from(range(5)), max_size=2
+).map(lambda picks: {k: _OPTION_VALUES[k][i % len(_OPTION_VALUES[k])] for k, i in picks.items()})
+_args = st.sampled_from(
+    [Send("a"), Send("b", 2), Declared(1), Registered(1), {"n": 1}, {"n": float("nan")}]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_options, st.data())
+def test_any_batch_is_made_or_refused_as_its_items_alone_are(
+    base: dict[str, Any], data: st.DataObject
+) -> None:
+    """Items share most options and differ in one or two, so that look-alike shapes meet."""
+    varied = data.draw(st.lists(st.sampled_from(sorted(_OPTION_VALUES)), min_size=1, max_size=2))
+    args = data.draw(st.lists(_args, min_size=1, max_size=2))
+    drawn = data.draw(
+        st.lists(
+            st.tuples(st.sampled_from(args), st.sampled_from(varied), st.sampled_from(range(5))),
+            min_size=2,
+            max_size=8,
+        )
+    )
+    ops = _operations()
+    items = [
+        awa.InsertSpec(
+            args=item, **{**base, key: _OPTION_VALUES[key][i % len(_OPTION_VALUES[key])]}
+        )
+        for item, key, i in drawn
+    ]
+    refused: Exception | None = None
+    try:
+        expected = [_fields(job) for job in _alone(ops, items)]
+    except (awa.ValidationError, awa.SerializationError) as alone:
+        refused = alone
+    if refused is not None:  # the first bad item, in the same words
+        with pytest.raises(type(refused), match=re.escape(str(refused))):
+            ops.new_jobs(items)
+        return
+    for _ in range(2):  # and again, from the requests the first call kept
+        assert [_fields(job) for job in ops.new_jobs(items)] == expected
+
+
+@pytest.mark.parametrize("base", [{}, {"queue": "q", "tags": ["a"]}, {"metadata": {"m": 1}}])
+def test_every_two_values_of_an_option_in_one_batch_are_made_as_alone(
+    base: dict[str, Any],
+) -> None:
+    """Each option, each ordered pair of its values, around an item of the first again."""
+    for key, values in _OPTION_VALUES.items():
+        for first, second in itertools.product(values, repeat=2):
+            items = [
+                awa.InsertSpec(args=Send("a", n), **{**base, key: value})
+                for n, value in enumerate((first, second, first))
+            ]
+            ops = _operations()
+            refused: Exception | None = None
+            try:
+                expected = [_fields(job) for job in _alone(ops, items)]
+            except awa.ValidationError as alone:
+                refused = alone
+            if refused is not None:
+                with pytest.raises(awa.ValidationError, match=re.escape(str(refused))):
+                    ops.new_jobs(items)
+                continue
+            assert [_fields(job) for job in ops.new_jobs(items)] == expected, (key, first, second)

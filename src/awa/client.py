@@ -14,8 +14,9 @@ import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, TypeVar
+from zoneinfo import ZoneInfo
 
 import attrs
 
@@ -65,7 +66,7 @@ from awa.runtime.observe import Observer
 from awa.runtime.registry import TaskRegistry
 from awa.runtime.runtime import Runtime
 from awa.runtime.serialization import default_kind, dump_args
-from awa.tracing import with_trace_context
+from awa.tracing import current_trace_context, with_trace_context
 
 __all__ = ["AsyncClient", "Client", "InsertSpec"]
 
@@ -100,6 +101,44 @@ def _first(option: int | None, declared: int | None, default: int) -> int:
     if option is not None:
         return option
     return declared if declared is not None else default
+
+
+def _shape(spec: InsertSpec) -> tuple[Any, ...] | None:
+    """What ``_Operations.new_job`` makes of ``spec`` besides its args: items of equal shape
+    differ only in args. ``None`` for an item made on its own: metadata or a unique key (made
+    per job), or an option of a type other than the plain one, where equal values need not
+    mean an equal job (``True == 1``, one instant in two zones, a string of tags, a zone of
+    a type that may not hash)."""
+    if spec.metadata is not None or spec.unique is not None:
+        return None
+    tags = spec.tags
+    if type(tags) not in _TAG_LISTS or (tags and not all(type(tag) is str for tag in tags)):
+        return None
+    run_at = spec.run_at
+    zone: Any = None
+    if run_at is not None:
+        if type(run_at) is not datetime:
+            return None
+        zone = run_at.tzinfo
+        if type(zone) is timezone:  # equal offsets, so equal zones, may differ in name
+            zone = (zone, zone.tzname(None))
+        elif type(zone) is not ZoneInfo:  # ZoneInfo is equal only to itself
+            return None
+    kind, queue, priority, max_attempts = spec.kind, spec.queue, spec.priority, spec.max_attempts
+    if not (
+        type(kind) in _PLAIN_OPTION_TYPES
+        and type(queue) in _PLAIN_OPTION_TYPES
+        and type(priority) in _PLAIN_OPTION_TYPES
+        and type(max_attempts) in _PLAIN_OPTION_TYPES
+    ):
+        return None
+    return (type(spec.args), kind, queue, priority, max_attempts, run_at, zone, tuple(tags))
+
+
+_TAG_LISTS = frozenset({tuple, list})
+#: shapes whose first request ``_Operations`` keeps; past that it starts again
+_SHAPES_KEPT_MAX = 256
+_PLAIN_OPTION_TYPES = frozenset({type(None), str, int})
 
 
 def _open_store(url: str | None, store: ClaimStore | None) -> ClaimStore:
@@ -140,9 +179,15 @@ class _Operations:
         self.store = store
         self.registry = registry
         self.max_args_bytes = max_args_bytes
+        # each shape's request made outside any span, kept from call to call as long as no
+        # task is added (``_firsts_for``): one-by-one inserts make theirs from it
+        self._firsts: dict[tuple[Any, ...], NewJob] = {}
+        self._firsts_additions = registry.additions
 
     # -- producers ----------------------------------------------------------------------------
-    def new_job(self, spec: InsertSpec) -> NewJob:
+    def new_job(self, spec: InsertSpec, trace_context: Mapping[str, str] | None = None) -> NewJob:
+        """``spec`` as a validated request; ``trace_context`` is the call's
+        (``current_trace_context()`` when not given)."""
         args = spec.args
         is_mapping = isinstance(args, Mapping)
         declared = None if is_mapping else declared_kind(type(args))
@@ -174,17 +219,53 @@ class _Operations:
             max_attempts=_first(spec.max_attempts, declared.max_attempts, DEFAULT_MAX_ATTEMPTS),
             run_at=spec.run_at,
             tags=spec.tags,  # NewJob refuses a string, which tuple() would split into letters
-            metadata=with_trace_context(spec.metadata if spec.metadata is not None else {}),
+            metadata=with_trace_context(
+                spec.metadata if spec.metadata is not None else {}, trace_context
+            ),
             unique=spec.unique,
         )
         check_args_size(job.args_json(), self.max_args_bytes)
         return job
 
     def new_jobs(self, items: Sequence[Any | InsertSpec]) -> list[NewJob]:
-        """Every item checked before any is written: one bad item refuses the batch."""
-        if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Sequence):
+        """Every item checked before any is written: one bad item refuses the batch.
+
+        Items of one shape (``_shape``) are made from the first one's request
+        (``NewJob.with_args``): kind, queue and options are resolved and checked once, and
+        each further item, in this call or a later one, has only its args serialized and
+        checked."""
+        if type(items) is not list and (  # a list, the common case, without two ABC checks
+            isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Sequence)
+        ):
             raise ValidationError(f"insert_many takes a list of args, got {type(items).__name__}")
-        return [self.new_job(i if isinstance(i, InsertSpec) else InsertSpec(args=i)) for i in items]
+        context = current_trace_context()  # one span inserts the whole batch
+        firsts = self._firsts_for(context)
+        jobs = []
+        for item in items:
+            spec = item if isinstance(item, InsertSpec) else InsertSpec(args=item)
+            shape = _shape(spec)
+            first = firsts.get(shape) if shape is not None else None
+            if first is None:
+                job = self.new_job(spec, context)
+                if shape is not None:
+                    if len(firsts) >= _SHAPES_KEPT_MAX:
+                        firsts.clear()
+                    firsts[shape] = job.with_args({})  # the shape, not this item's args
+            else:
+                job = first.with_args(dump_args(spec.args))
+                check_args_size(job.args_json(), self.max_args_bytes)
+            jobs.append(job)
+        return jobs
+
+    def _firsts_for(self, trace_context: Mapping[str, str]) -> dict[tuple[Any, ...], NewJob]:
+        """Where ``new_jobs`` finds and keeps the first request of each shape: this call's
+        own inside a span (its context is in every request), else the ones kept from call
+        to call, forgotten when a task is added (it can change a shape's kind or queue)."""
+        if trace_context:
+            return {}
+        if self._firsts_additions != self.registry.additions:
+            self._firsts, self._firsts_additions = {}, self.registry.additions
+        return self._firsts
 
     def on_connection(self) -> InsertsOnConnection:
         if not isinstance(self.store, InsertsOnConnection):

@@ -21,7 +21,14 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-__all__ = ["TRACEPARENT", "TRACESTATE", "attempt_span", "tracing_active", "with_trace_context"]
+__all__ = [
+    "TRACEPARENT",
+    "TRACESTATE",
+    "attempt_span",
+    "current_trace_context",
+    "tracing_active",
+    "with_trace_context",
+]
 
 #: the metadata keys an insert stores the inserting span's context under
 TRACEPARENT = "traceparent"
@@ -57,16 +64,26 @@ def tracing_active() -> bool:
     return _Provider.configured
 
 
-def with_trace_context(metadata: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``metadata`` plus the current span's trace context, when there is a valid span and
-    the caller did not set a ``traceparent`` of their own."""
-    if trace is None or TRACEPARENT in metadata:
-        return metadata
-    if not trace.get_current_span().get_span_context().is_valid:
-        return metadata
+def current_trace_context() -> dict[str, str]:
+    """The current span's W3C trace context (``traceparent``, ``tracestate``), or nothing
+    when there is no valid span. The same for every job a call inserts: asked once a call."""
+    if trace is None or not trace.get_current_span().get_span_context().is_valid:
+        return {}
     carrier: dict[str, str] = {}
     _PROPAGATOR.inject(carrier)
-    return {**metadata, **carrier} if carrier else metadata
+    return carrier
+
+
+def with_trace_context(
+    metadata: Mapping[str, Any], context: Mapping[str, str] | None = None
+) -> Mapping[str, Any]:
+    """``metadata`` plus ``context`` (by default ``current_trace_context()``), unless the
+    caller set a ``traceparent`` of their own."""
+    if TRACEPARENT in metadata:
+        return metadata
+    if context is None:
+        context = current_trace_context()
+    return {**metadata, **context} if context else metadata
 
 
 _NO_SPAN: AbstractContextManager[object] = nullcontext()  # reusable: it holds nothing

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import attrs
 import psycopg
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -83,6 +84,31 @@ def test_a_bulk_insert_writes_every_column_as_given(
 ) -> None:
     store = make_store()
     requests = _requests(datetime.now(timezone.utc))
+    _check_written(store, requests, store.insert(requests))
+
+
+def test_runs_of_one_shape_write_every_column_as_given(
+    make_store: Callable[..., PostgresStore],
+) -> None:
+    """Requests made from one (``NewJob.with_args``, as ``insert_many`` makes a batch) share
+    their columns' text in the COPY rows; runs broken up must not carry it over."""
+    store = make_store()
+    first = _requests(datetime.now(timezone.utc))[0]
+    assert first.run_at is not None
+    changes: list[dict[str, Any]] = [
+        {"kind": "other_kind"},
+        {"queue": "other_queue"},
+        {"priority": 2},
+        {"max_attempts": 3},
+        {"run_at": first.run_at + timedelta(minutes=1)},  # still scheduled
+        {"run_at": first.run_at - timedelta(days=1)},  # available
+        {"tags": ("other",)},
+        {"tags": ()},
+    ]
+    requests = []
+    for n, change in enumerate(changes):  # each differs from first in one column
+        other = attrs.evolve(first, **change)
+        requests += [first.with_args({"n": n}), other, other.with_args({"n": -n})]
     _check_written(store, requests, store.insert(requests))
 
 

@@ -210,3 +210,33 @@ def test_a_traceparent_the_caller_gives_is_kept(spans: InMemorySpanExporter) -> 
         assert job.metadata["traceparent"] == given
 
     run(story)
+
+
+def test_every_job_of_a_batch_carries_the_span_that_inserted_it(
+    spans: InMemorySpanExporter,
+) -> None:
+    async def story() -> None:
+        _, _, [client] = memory_clients()
+        given = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+        before = await client.insert(Work())  # its shape's request is kept, untraced
+        assert "traceparent" not in before.metadata
+        with trace.get_tracer("app").start_as_current_span("request") as request:
+            jobs = await client.insert_many(
+                [
+                    Work(),
+                    Work(fail=True),
+                    awa.InsertSpec(args=Work(), metadata={"team": "a"}),
+                    awa.InsertSpec(args=Work(), metadata={"traceparent": given}),
+                ]
+            )
+        context = request.get_span_context()
+        ours = f"00-{context.trace_id:032x}-{context.span_id:016x}-"
+        parents = [job.metadata["traceparent"] for job in jobs]
+        assert [parent.startswith(ours) for parent in parents] == [True, True, True, False]
+        assert len(set(parents[:3])) == 1
+        assert parents[3] == given
+        assert jobs[2].metadata["team"] == "a"
+        [untraced] = await client.insert_many([Work()])
+        assert "traceparent" not in untraced.metadata
+
+    run(story)

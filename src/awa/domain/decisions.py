@@ -7,7 +7,7 @@ state change goes through ``_move``, which asks the transition table.
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -31,6 +31,7 @@ __all__ = [
     "claim",
     "claim_order",
     "create_job",
+    "create_jobs",
     "effective_priority",
     "finish",
     "heartbeat",
@@ -124,6 +125,60 @@ def create_job(new: NewJob, *, job_id: int, now: datetime) -> Job:
         unique_key=new.unique_key_at(run_at),
         unique_states=new.unique.states if new.unique is not None else frozenset(),
     )
+
+
+def create_jobs(news: Sequence[NewJob], *, job_ids: Sequence[int], now: datetime) -> list[Job]:
+    """``create_job`` for each request with its id, in order. A run of requests of one shape
+    (the same kind, queue, options, run_at and tags objects, no unique key, as
+    ``NewJob.with_args`` makes them) shares one decision, made for its first request: the
+    others take it with their own id, args and metadata."""
+    jobs: list[Job] = []
+    shared: dict[str, Any] | None = None
+    first = None
+    for new, job_id in zip(news, job_ids, strict=True):
+        if shared is not None and first is not None and _same_shape(new, first):
+            jobs.append(Job(id=job_id, args=new.args, metadata=new.metadata, **shared))
+            continue
+        job = create_job(new, job_id=job_id, now=now)
+        jobs.append(job)
+        first, shared = new, _decided_for_shape(job) if new.unique is None else None
+    return jobs
+
+
+def _same_shape(new: NewJob, first: NewJob) -> bool:
+    """Whether ``create_job`` decides the same for both but for id, args and metadata: the
+    same objects, so no value comparison can be fooled (``1 == True``, one instant in two
+    zones)."""
+    return (
+        new.kind is first.kind
+        and new.queue is first.queue
+        and new.priority is first.priority
+        and new.max_attempts is first.max_attempts
+        and new.run_at is first.run_at
+        and new.tags is first.tags
+        and new.unique is None
+    )
+
+
+# what create_job decides from a request's shape, not its args or metadata
+_SHAPE_DECIDED = (
+    "kind",
+    "queue",
+    "state",
+    "priority",
+    "attempt",
+    "max_attempts",
+    "run_lease",
+    "run_at",
+    "created_at",
+    "tags",
+    "unique_key",
+    "unique_states",
+)
+
+
+def _decided_for_shape(job: Job) -> dict[str, Any]:
+    return {name: getattr(job, name) for name in _SHAPE_DECIDED}
 
 
 def is_claimable(job: Job, now: datetime) -> bool:

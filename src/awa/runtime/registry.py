@@ -48,6 +48,8 @@ class TaskRegistry:
     def __init__(self) -> None:
         self._by_kind: dict[str, Task] = {}
         self._by_type: dict[type[Any], Task] = {}
+        #: tasks added so far: what producers resolved from the registry before may be stale
+        self.additions = 0
 
     def add(
         self,
@@ -70,6 +72,7 @@ class TaskRegistry:
             raise ValidationError(f"kind {task.kind!r} already has a handler")
         self._by_kind[task.kind] = task
         self._by_type.setdefault(args_type, task)
+        self.additions += 1
         return task
 
     def for_kind(self, kind: str) -> Task | None:

@@ -11,7 +11,7 @@ import dataclasses
 import re
 import sys
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import date, datetime
 from typing import Any, TypeVar
 
@@ -81,18 +81,39 @@ def is_args_object(args: object) -> bool:
 def dump_args(args: object) -> dict[str, Any]:
     """A JSON object for ``args``: a dataclass, attrs or pydantic instance, or a mapping
     (a ``TypedDict`` is one) whose values are unstructured the same way."""
-    if not isinstance(args, Mapping) and not is_args_object(args):
-        raise SerializationError(
-            "job args must be a dataclass, an attrs class, a pydantic model or a dict, got"
-            f" {type(args).__name__}"
-        )
+    dump = _dumpers.get(type(args))
+    if dump is None:
+        dump = _dumper(args)
     try:
-        data = _converter.unstructure(dict(args) if isinstance(args, Mapping) else args)
+        data = dump(args)
     except Exception as exc:  # cattrs and pydantic raise many kinds; one line for the user
         raise SerializationError(f"cannot serialize {type(args).__name__}: {exc}") from exc
     if not isinstance(data, dict):
         raise SerializationError(f"{type(args).__name__} does not serialize to a JSON object")
     return data
+
+
+_DUMPERS_CACHED_MAX = 1024
+# an args class's unstructure function, looked up once: a batch of one class asks per job
+_dumpers: dict[type, Callable[[Any], Any]] = {}
+
+
+def _dump_mapping(args: Mapping[str, Any]) -> Any:
+    return _converter.unstructure(dict(args))
+
+
+def _dumper(args: object) -> Callable[[Any], Any]:
+    if isinstance(args, Mapping):
+        return _dump_mapping
+    if not is_args_object(args):
+        raise SerializationError(
+            "job args must be a dataclass, an attrs class, a pydantic model or a dict, got"
+            f" {type(args).__name__}"
+        )
+    dump: Callable[[Any], Any] = _converter.get_unstructure_hook(type(args))
+    if len(_dumpers) < _DUMPERS_CACHED_MAX:
+        _dumpers[type(args)] = dump
+    return dump
 
 
 def _problem(exc: BaseException, type_: Any) -> str:

@@ -14,7 +14,7 @@ from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
 from awa.adapters.postgres._errors import translate_errors
-from awa.adapters.postgres.connections import Bounds, connect_options, loop_bound
+from awa.adapters.postgres.connections import Bounds, LoopBound, connect_options
 from awa.adapters.postgres.enqueue import insert_jobs_async
 from awa.domain import Job, NewJob, OnConflict
 
@@ -34,7 +34,7 @@ class LoopInserts:
     broken or busy by a failed or cancelled insert is closed and opened again.
 
     The connection has the adapter's keepalives and connect timeout, and each insert on it is
-    bounded by ``call_timeout_s`` (``connections.loop_bound``): an insert that outlives it gets
+    bounded by ``call_timeout_s`` (``connections.LoopBound``): an insert that outlives it gets
     its connection abandoned and a ``DatabaseError``; the next inserts go through the store
     while a new connection opens."""
 
@@ -42,6 +42,7 @@ class LoopInserts:
         self._pool = pool
         self._bounds = bounds if bounds is not None else Bounds()
         self._conn: Any = None
+        self._bound: LoopBound | None = None  # the watch on _conn's calls
         self._loop: asyncio.AbstractEventLoop | None = None
         self._opening: asyncio.Task[None] | None = None
         self._busy = False
@@ -71,6 +72,7 @@ class LoopInserts:
             log.debug("opening the insert connection failed", exc_info=True)
             return
         self._conn, self._loop = conn, loop
+        self._bound = LoopBound(conn, self._bounds.call_timeout_s, "inserting jobs")
 
     async def insert(
         self, jobs: Sequence[NewJob], clock: Any, on_conflict: OnConflict = "raise"
@@ -78,17 +80,23 @@ class LoopInserts:
         """The inserted jobs, or ``None`` when this insert should go through the store."""
         if self._busy or not self._ready:
             return None
-        conn = self._conn
-        if conn is None or conn.closed or self._loop is not asyncio.get_running_loop():
+        conn, bound = self._conn, self._bound
+        if (
+            conn is None
+            or bound is None
+            or conn.closed
+            or self._loop is not asyncio.get_running_loop()
+        ):
             self._open_soon()
             return None
         self._busy = True
         try:
-            with loop_bound(conn, self._bounds.call_timeout_s, "inserting jobs"):
+            with bound.call():
                 return await insert_jobs_async(conn, jobs, clock=clock, on_conflict=on_conflict)
         except BaseException:
             if conn.broken or conn.info.transaction_status != TransactionStatus.IDLE:
-                self._conn = None
+                self._conn = self._bound = None
+                bound.cancel()
                 with contextlib.suppress(Exception):
                     await conn.close()
             raise
@@ -110,5 +118,8 @@ class LoopInserts:
             opening.cancel()
             await asyncio.gather(opening, return_exceptions=True)
         conn, self._conn = self._conn, None
+        bound, self._bound = self._bound, None
         if conn is not None and self._loop is asyncio.get_running_loop():
+            if bound is not None:
+                bound.cancel()
             await conn.close()

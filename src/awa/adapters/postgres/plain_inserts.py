@@ -2,7 +2,7 @@
 
 One job: one small prepared statement (``insert_job.sql``) that returns only the id and the
 creation time. Several: ``reserve_job_ids.sql`` hands out the ids and the time,
-``awa.domain.decisions.create_job`` decides every column from them, ``COPY`` writes the rows
+``awa.domain.decisions.create_jobs`` decides every column from them, ``COPY`` writes the rows
 straight into ``awa.jobs`` (``copy_jobs.sql``) and ``notify_wakeup.sql`` wakes each queue that
 got an available job once, all in one transaction: nothing comes back to decode, and PostgreSQL
 inserts the copied rows a page at a time.
@@ -32,7 +32,7 @@ from psycopg.rows import tuple_row
 from awa.adapters.postgres._rows import stored_args, stored_json
 from awa.adapters.postgres._sql import SQL
 from awa.domain import Job, JobState, NewJob
-from awa.domain.decisions import create_job
+from awa.domain.decisions import create_job, create_jobs
 
 __all__ = [
     "COPY_CHUNK_JOBS",
@@ -107,11 +107,8 @@ def single_job(job: NewJob, row: Sequence[Any]) -> Job:
 def jobs_from_reserved(jobs: Sequence[NewJob], now: datetime, ids: Sequence[str]) -> list[Job]:
     """Each new job as the domain creates it, with its id (as text, in order) and the time
     ``reserve_job_ids.sql`` returned."""
-    now = now.astimezone(_UTC)
-    return [
-        _utc(create_job(job, job_id=int(job_id), now=now))
-        for job, job_id in zip(jobs, ids, strict=True)
-    ]
+    created = create_jobs(jobs, job_ids=[int(job_id) for job_id in ids], now=now.astimezone(_UTC))
+    return [_utc(job) for job in created]
 
 
 def copy_chunks(jobs: Sequence[NewJob], now: datetime, ids: str) -> Iterator[tuple[list[Job], str]]:
@@ -141,23 +138,40 @@ def copy_text(jobs: Sequence[Job], new: Sequence[NewJob]) -> str:
     """The rows of ``copy_jobs.sql`` in COPY's text format, one line per job, its columns in
     the statement's order; ``new`` holds each job's request (its args' JSON, made once).
     Kind and queue are names the domain allows only letters, digits and ``_.:-`` in."""
-    times: dict[datetime, str] = {}  # most jobs of a batch share their created_at and run_at
-
-    def time_text(when: datetime) -> str:
-        text = times.get(when)
-        if text is None:
-            text = times[when] = when.isoformat()
-        return text
-
-    lines = [
-        f"{job.id}\t{job.kind}\t{job.queue}\t{_json_field(stored_args(request))}\t"
-        f"{job.state.value}\t{job.priority}\t{job.attempt}\t{job.max_attempts}\t"
-        f"{job.run_lease}\t{time_text(job.run_at)}\t{time_text(job.created_at)}\t"
-        f"{_field(text_array(job.tags)) if job.tags else '{}'}\t"
-        f"{_json_field(stored_json(request.metadata))}\n"
-        for job, request in zip(jobs, new, strict=True)
-    ]
+    lines = []
+    shape: Job | None = None
+    head = tail = ""
+    for job, request in zip(jobs, new, strict=True):
+        if shape is None or not _same_columns(job, shape):
+            # a run of one shape (decisions.create_jobs) shares these columns' text
+            shape = job
+            head = f"{job.kind}\t{job.queue}\t"
+            tail = (
+                f"{job.state.value}\t{job.priority}\t{job.attempt}\t{job.max_attempts}\t"
+                f"{job.run_lease}\t{job.run_at.isoformat()}\t{job.created_at.isoformat()}\t"
+                f"{_field(text_array(job.tags)) if job.tags else '{}'}\t"
+            )
+        lines.append(
+            f"{job.id}\t{head}{_json_field(stored_args(request))}\t{tail}"
+            f"{_json_field(stored_json(request.metadata))}\n"
+        )
     return "".join(lines)
+
+
+def _same_columns(job: Job, shape: Job) -> bool:
+    """Whether ``job``'s columns but id, args and metadata are ``shape``'s very objects."""
+    return (
+        job.kind is shape.kind
+        and job.queue is shape.queue
+        and job.state is shape.state
+        and job.priority is shape.priority
+        and job.attempt is shape.attempt
+        and job.max_attempts is shape.max_attempts
+        and job.run_lease is shape.run_lease
+        and job.run_at is shape.run_at
+        and job.created_at is shape.created_at
+        and job.tags is shape.tags
+    )
 
 
 def woken_queues(jobs: Sequence[Job]) -> list[str]:

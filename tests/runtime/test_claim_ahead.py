@@ -1,6 +1,7 @@
-"""Claiming ahead of free slots: with short handlers a worker holds as many claimed jobs as slots
-free up during one claim's round trip, starts them as slots free, hands back the ones it never
-started when it shuts down, and never starts one that was cancelled or rescued meanwhile.
+"""Claiming ahead of free slots: with short handlers a worker holds about twice as many claimed
+jobs as slots free up during one claim's round trip, starts them as slots free (even while a
+claim is on its way), hands back the ones it never started when it shuts down, and never starts
+one that was cancelled or rescued meanwhile.
 
 The round trip is simulated: ``RoundTrips`` is a memory store whose claims take 10 ms of the
 manual clock, as a claim's trip to a database takes real time (under a plain manual clock a

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -42,6 +43,22 @@ def test_migrate_sql_prints_the_migrations_without_a_database() -> None:
     assert first["version"] == 1
     assert "CREATE TABLE awa.jobs" in first["sql"]
     assert len(first["checksum"]) == 64
+
+
+def test_migrate_sql_prints_the_migrations_of_the_store_the_url_names(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    shown = run_awa("migrate", "--sql", url=url)
+    assert shown.code == 0, shown.stderr
+    assert "awa migrations for SQLite" in shown.stdout
+    assert "CREATE TABLE awa_jobs" in shown.stdout
+    assert "CREATE TABLE awa.jobs" not in shown.stdout
+    assert not (tmp_path / "jobs.db").exists(), "printing the SQL created the file"
+    document = run_awa("migrate", "--sql", "--json", url=url).json
+    assert document["store"] == "sqlite"
+    assert "CREATE TABLE awa_jobs" in document["migrations"][0]["sql"]
+    postgres = run_awa("migrate", "--sql", "--json", url="postgresql://nobody@127.0.0.1:1/x").json
+    assert postgres["store"] == "postgresql"
+    assert "CREATE TABLE awa.jobs" in postgres["migrations"][0]["sql"]
 
 
 def test_a_database_without_the_schema_is_one_line_that_says_run_migrate(

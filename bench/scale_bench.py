@@ -52,7 +52,8 @@ DBS = {
 }
 CHILD = str(HERE / "scale_child.py")
 CLAIM_LIMIT = 50
-_HEAP = "SELECT pg_relation_size('awa.jobs')"
+# awa.jobs is partitioned (migration 0010): its heap is its partitions'
+_HEAP = "SELECT sum(pg_relation_size(relid)) FROM pg_partition_tree('awa.jobs') WHERE isleaf"
 
 
 def _python(peer: str) -> str:
@@ -72,14 +73,14 @@ def _lines(peer: str, *args: str) -> list[dict[str, Any]]:
 
 def fresh_database(peer: str, storage: str | None = None) -> None:
     """Drop, create and set up ``peer``'s database; ``storage`` (awa-main only, e.g.
-    ``fillfactor=100``) overrides awa.jobs' storage settings, to compare them."""
+    ``fillfactor=100``) overrides the hot partition's storage settings, to compare them."""
     with psycopg.connect(f"{BASE_DSN}/postgres", autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {DBS[peer]} WITH (FORCE)")
         conn.execute(f"CREATE DATABASE {DBS[peer]}")
     _lines(peer, "setup")
     if storage and peer == "awa-main":
         with _db(peer) as conn:
-            conn.execute(f"ALTER TABLE awa.jobs SET ({storage})")
+            conn.execute(f"ALTER TABLE awa.jobs_hot SET ({storage})")
 
 
 def _db(peer: str) -> psycopg.Connection[Any]:
@@ -293,7 +294,7 @@ def main() -> None:
         s.add_argument("--peers", default="awa-main,pgqueuer,awa")
         s.add_argument("--conc", type=int, default=50)
         s.add_argument("--out", default="scale.jsonl")
-        s.add_argument("--storage", help="awa-main only: ALTER TABLE awa.jobs SET (this)")
+        s.add_argument("--storage", help="awa-main only: ALTER TABLE awa.jobs_hot SET (this)")
     t = sub.add_parser("table")
     t.add_argument("file")
     a = p.parse_args()

@@ -197,15 +197,23 @@ def _emit(obj: dict[str, Any]) -> None:
 
 
 # -- the parent: children, database figures, one line a period ---------------------------------
-_TABLE_STATS = """
-SELECT pg_relation_size('awa.jobs'), pg_indexes_size('awa.jobs'),
-       n_live_tup, n_dead_tup, autovacuum_count, autoanalyze_count, n_tup_upd, n_tup_hot_upd,
-       n_tup_del, pg_current_wal_lsn() - '0/0'::pg_lsn
-FROM pg_stat_user_tables WHERE relid = 'awa.jobs'::regclass
+# awa.jobs is partitioned (migration 0010): its figures are those of its partitions, summed,
+# and the hot partition's (what claims, completions and vacuum work on) on their own
+_JOB_PARTITIONS = "SELECT relid FROM pg_partition_tree('awa.jobs') WHERE isleaf"
+_TABLE_STATS = f"""
+SELECT sum(pg_relation_size(relid)), sum(pg_indexes_size(relid)),
+       sum(n_live_tup), sum(n_dead_tup), sum(autovacuum_count), sum(autoanalyze_count),
+       sum(n_tup_upd), sum(n_tup_hot_upd), sum(n_tup_del), pg_current_wal_lsn() - '0/0'::pg_lsn
+FROM pg_stat_user_tables WHERE relid IN ({_JOB_PARTITIONS})
 """
-_INDEX_SIZES = """
+_HOT_STATS = """
+SELECT pg_relation_size(relid), pg_indexes_size(relid), n_live_tup, n_dead_tup,
+       autovacuum_count
+FROM pg_stat_user_tables WHERE relid = 'awa.jobs_hot'::regclass
+"""
+_INDEX_SIZES = f"""
 SELECT indexrelname, pg_relation_size(indexrelid) FROM pg_stat_user_indexes
-WHERE relid = 'awa.jobs'::regclass ORDER BY indexrelname
+WHERE relid IN ({_JOB_PARTITIONS}) ORDER BY indexrelname
 """
 _RUNNABLE = "SELECT count(*) FROM awa.jobs WHERE state IN ('available', 'scheduled', 'retryable')"
 # a peer's figures: every table of its database together
@@ -267,6 +275,11 @@ def _db_figures(conn: psycopg.Connection[Any], peer: str = OURS) -> dict[str, An
     out["indexes"] = {name: size for name, size in sizes}
     runnable = conn.execute(_RUNNABLE).fetchone() if ours else None
     out["runnable"] = runnable[0] if runnable is not None else None
+    if ours:
+        hot = conn.execute(_HOT_STATS).fetchone()
+        assert hot is not None
+        names = ("heap_bytes", "index_bytes", "live_rows", "dead_rows", "autovacuums")
+        out["hot"] = dict(zip(names, (int(v or 0) for v in hot), strict=True))
     return out
 
 
@@ -423,14 +436,26 @@ def cmd_run(a: argparse.Namespace) -> None:
         soak(a, a.rate, a.minutes, 60.0, out)
 
 
+def _hot_mib(r: dict[str, Any]) -> str:
+    hot = r.get("hot")  # absent from runs before migration 0010
+    return "n/a" if hot is None else f"{(hot['heap_bytes'] + hot['index_bytes']) / (1 << 20):,.0f}"
+
+
+def _claim_index_mib(r: dict[str, Any]) -> str:
+    sizes = r["indexes"]
+    size = sizes.get("jobs_hot_claim_idx", sizes.get("jobs_claim_idx", 0))
+    return f"{size / (1 << 20):,.1f}"
+
+
 def cmd_table(a: argparse.Namespace) -> None:
     rows = [json.loads(x) for x in Path(a.file).read_text().splitlines() if x.strip()]
     mib = 1 << 20
     print(
         "| minute | inserted/s | completed/s | pickup p50 / p99 ms | heap MiB | indexes MiB"
-        " | claim index MiB | dead rows | autovacuums | WAL MiB/min | PG CPU % |"
+        " | hot heap + indexes MiB | claim index MiB | dead rows | autovacuums | WAL MiB/min"
+        " | PG CPU % |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     show = {1, 2, 5, len(rows)} | {m for m in range(10, len(rows) + 1, 10)}
     for r in rows:
         if r["period"] not in show:
@@ -439,7 +464,7 @@ def cmd_table(a: argparse.Namespace) -> None:
         print(
             f"| {r['period']} | {r['inserted'] / s:,.0f} | {r['completed'] / s:,.0f}"
             f" | {r['pickup_ms_p50']} / {r['pickup_ms_p99']} | {r['heap_bytes'] / mib:,.0f}"
-            f" | {r['index_bytes'] / mib:,.0f} | {r['indexes'].get('jobs_claim_idx', 0) / mib:,.1f}"
+            f" | {r['index_bytes'] / mib:,.0f} | {_hot_mib(r)} | {_claim_index_mib(r)}"
             f" | {r['dead_rows']:,} | {r['autovacuums']} | {r['wal_bytes'] / mib:,.0f}"
             f" | {r['pg_cpu_pct']} |"
         )

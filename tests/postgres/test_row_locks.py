@@ -23,6 +23,7 @@ import pytest
 
 from awa.adapters.memory import ManualClock
 from awa.adapters.postgres import PostgresStore
+from awa.adapters.postgres._sql import SQL
 from awa.domain import (
     CallbackNotFound,
     Complete,
@@ -37,7 +38,7 @@ from awa.domain import (
     WaitForCallback,
 )
 from awa.domain.values import CallbackToken
-from awa.ports import Applied, Finish, Stale, StaleReason
+from awa.ports import Applied, Finish, Heartbeat, Stale, StaleReason
 
 T = TypeVar("T")
 STALENESS_S = 90.0
@@ -66,7 +67,7 @@ def _hold(holder: psycopg.Connection[Any], table: str, job_id: int) -> None:
 
 
 def _after_commit(
-    holder: psycopg.Connection[Any], change: str, params: list[object], action: Callable[[], T]
+    holder: psycopg.Connection[Any], change: str, params: Any, action: Callable[[], T]
 ) -> T | BaseException:
     """Run ``action`` in a thread while ``holder`` changes a row it holds, let the holder
     commit once the server shows ``action`` waiting for that row, and return what ``action``
@@ -155,14 +156,21 @@ def test_retention_skips_rows_another_transaction_holds(
 
 # -- the verbs that wait for a held row, then decide on what was committed -------------------
 
-_COMPLETE = (
-    "UPDATE awa.jobs SET state = 'completed', finalized_at = now(), deadline_at = NULL,"
-    " callback_id = NULL, callback_timeout_at = NULL WHERE id = %s"
-)
-_CANCEL = (
-    "UPDATE awa.jobs SET state = 'cancelled', finalized_at = now(), deadline_at = NULL,"
-    " callback_id = NULL, callback_timeout_at = NULL WHERE id = %s"
-)
+
+def _finishing(state: str) -> str:
+    """SQL that finishes a job the way awa's writes do: it leaves awa.jobs_hot, so the row is
+    deleted and the job inserted anew (write_jobs.sql), into awa.jobs_done."""
+    return (
+        "WITH gone AS (DELETE FROM awa.jobs WHERE id = %s RETURNING *)"
+        " INSERT INTO awa.jobs SELECT (jsonb_populate_record(NULL::awa.jobs, to_jsonb(g)"
+        f" || jsonb_build_object('state', '{state}', 'finalized_at', now(),"
+        " 'deadline_at', NULL, 'callback_id', NULL, 'callback_timeout_at', NULL))).*"
+        " FROM gone AS g"
+    )
+
+
+_COMPLETE = _finishing("completed")
+_CANCEL = _finishing("cancelled")
 
 
 def test_cancel_decides_on_the_state_committed_while_it_waited(
@@ -192,6 +200,24 @@ def test_a_fenced_write_decides_on_the_state_committed_while_it_waited(
     )
     assert outcome == [Stale(job.lease, StaleReason.CANCELLED)]
     assert store.get_job(job.id).state is JobState.CANCELLED
+
+
+def test_a_heartbeat_that_waited_for_its_completion_is_stale_not_an_error(
+    store: PostgresStore, holder: psycopg.Connection[Any]
+) -> None:
+    """The completion hot path moves the job to awa.jobs_done while the heartbeat waits for
+    it: the heartbeat must then report the attempt over, as it did when the row was updated
+    in place (an UPDATE moving a row across partitions would fail it instead)."""
+    job = _running(store)
+    complete = {"now": None, "ids": [job.id], "leases": [job.run_lease], "metadata": [None]}
+    outcome = _after_commit(
+        holder,
+        SQL["complete_many"],
+        complete,
+        lambda: store.heartbeat([Heartbeat(job.lease)]),
+    )
+    assert outcome == [Stale(job.lease, StaleReason.STATE_CHANGED)]
+    assert store.get_job(job.id).state is JobState.COMPLETED
 
 
 def test_a_callback_answer_decides_on_the_state_committed_while_it_waited(

@@ -666,6 +666,11 @@ class _PgTransaction:
 
     def lock_job(self, job_id: int) -> Locked | None:
         found = self._locked("lock_job", {"id": job_id})
+        if not found:
+            # A job that changed home while this statement waited for it was deleted and
+            # inserted anew (write_jobs.sql); this statement's snapshot saw only the deletion.
+            # The next statement's sees the job where it went.
+            found = self._locked("lock_job", {"id": job_id})
         return found[0] if found else None
 
     def lock_dead_letter(self, job_id: int) -> Job | None:

@@ -31,6 +31,7 @@ WITH t AS (
     FROM awa.jobs AS j
     JOIN candidates AS c ON c.id = j.id
     CROSS JOIN t
+    WHERE j.state IN ('available', 'scheduled', 'retryable')  -- leaves awa.jobs_done out
     ORDER BY greatest(1, c.priority - (extract(epoch FROM t.now - c.run_at) * 1000000)::bigint
                                       / %(aging_us)s::bigint),
              c.run_at, c.id

@@ -7,6 +7,6 @@
 -- Transition: row 1, decided by the domain; the wake-ups follow in the same transaction
 --   (notify_wakeup.sql), one per queue that got an available job.
 -- Index: none read; every index of awa.jobs is written.
-COPY awa.jobs (id, kind, queue, args, state, priority, attempt, max_attempts, run_lease, run_at,
-               created_at, tags, metadata)
+COPY awa.jobs_hot (id, kind, queue, args, state, priority, attempt, max_attempts, run_lease, run_at,
+                   created_at, tags, metadata)
 FROM STDIN

@@ -11,7 +11,7 @@
 WITH t AS (
     SELECT coalesce(%(now)s::timestamptz, now()) AS now
 ), i AS (
-    INSERT INTO awa.jobs (kind, queue, args, state, priority, max_attempts, run_at, created_at,
+    INSERT INTO awa.jobs_hot (kind, queue, args, state, priority, max_attempts, run_at, created_at,
                           tags, metadata)
     SELECT %(kind)s, %(queue)s, %(args)s::jsonb,
            CASE WHEN coalesce(%(run_at)s::timestamptz, t.now) > t.now

@@ -6,7 +6,7 @@
 SELECT coalesce(%(now)s::timestamptz, now()) AS now,
        coalesce(q.dlq_enabled, false) AS dlq_enabled,
        {j.job_columns}
-FROM awa.jobs AS j
+FROM awa.jobs_hot AS j
 LEFT JOIN awa.queues AS q ON q.queue = j.queue
 WHERE j.unique_key = %(key)s
   AND j.unique_key IS NOT NULL AND j.unique_states & awa.state_bit(j.state) <> 0

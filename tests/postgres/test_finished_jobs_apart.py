@@ -6,6 +6,8 @@ their unique key; awa.jobs_done holds the other finished jobs (awa.job_home)."""
 
 from __future__ import annotations
 
+import re
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import psycopg
@@ -167,3 +169,80 @@ def test_the_upgrade_moves_finished_jobs_apart_and_keeps_ids_and_keys(
         assert store.cancel(live["available"]).state is JobState.CANCELLED
     with psycopg.connect(empty_database) as conn:
         assert conn.execute("SELECT count(*) FROM awa.jobs_done").fetchone() == (5,)
+
+
+# -- no statement reads the done partition without an index ----------------------------------
+
+#: whole-table counts for operators and the dashboard: they read every row by design
+_COUNTS_EVERY_JOB = {"count_jobs", "count_queue_states", "queue_stats"}
+
+_NOW = datetime(2030, 1, 1, tzinfo=timezone.utc)
+#: a value for each parameter name; an array parameter gets a one-element list of it
+_SAMPLES: dict[str, Any] = {
+    "after_id": 0,
+    "aging_us": 1_000,
+    "args": "{}",
+    "attempt": 1,
+    "before_id": None,
+    "callback_id": "c",
+    "count": 1,
+    "created_at": _NOW,
+    "deadline": timedelta(minutes=5),
+    "errors": "[]",
+    "expected_next": _NOW,
+    "following": _NOW,
+    "id": 1,
+    "ids": 1,
+    "jobs": "[]",
+    "key": "k",
+    "kind": "k",
+    "last_fire": _NOW,
+    "leases": 1,
+    "limit": 10,
+    "max_attempts": 3,
+    "may_repeat": False,
+    "metadata": "{}",
+    "name": "n",
+    "older_than": timedelta(days=1),
+    "priority": 2,
+    "queue": "q",
+    "reasons": "r",
+    "run_at": _NOW,
+    "run_lease": 1,
+    "since": _NOW,
+    "skip_held": False,
+    "staleness": timedelta(seconds=90),
+    "state": "failed",
+    "states": "failed",
+    "tag": "t",
+    "tags": "[]",
+}
+_PARAM = re.compile(r"%\((\w+)\)s(::[\w\[\]]+)?")
+
+
+def _params(sql: str) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for match in _PARAM.finditer(sql):
+        name, cast = match.group(1), match.group(2) or ""
+        value = _SAMPLES.get(name)
+        params[name] = [value] if cast.endswith("[]") else params.get(name, value)
+    return params
+
+
+def test_no_statement_reads_the_done_partition_without_an_index(pg_clean_url: str) -> None:
+    """awa.jobs_done holds a day of history: a statement that finds no index there reads all
+    of it. With sequential scans priced out, any that remains is one no index can replace (as
+    happened to the callback lookups until they read awa.jobs_hot, where callback ids live)."""
+    scanned: dict[str, list[str]] = {}
+    with psycopg.connect(pg_clean_url, autocommit=True) as conn:
+        conn.execute("SET enable_seqscan = off")
+        cur = psycopg.ClientCursor(conn)
+        for name, sql in sorted(SQL.items()):
+            if "awa.jobs" not in sql or sql.lstrip().startswith("COPY"):
+                continue
+            with conn.transaction(force_rollback=True):
+                cur.execute("EXPLAIN " + sql, _params(sql))
+                plan = [str(row[0]) for row in cur.fetchall()]
+            scanned[name] = [line.strip() for line in plan if "Seq Scan on jobs_done" in line]
+    assert len(scanned) >= 29  # every statement on awa.jobs was planned
+    assert {name for name, seq in scanned.items() if seq} <= _COUNTS_EVERY_JOB, scanned

@@ -5,6 +5,7 @@
 -- Parameters: now, ids, leases, metadata, as complete_running.sqlpart.
 -- Transition: row 4 (running → completed), as complete_running.sqlpart; the lease guard is
 --   there.
--- Index: jobs_live_idx or jobs_pkey, bounded by the batch's ids (complete_running.sqlpart).
+-- Index: jobs_hot_live_idx or jobs_hot_pkey, bounded by the batch's ids
+--   (complete_running.sqlpart).
 {part:complete_running}
 RETURNING {j.attempt_columns}

@@ -1,4 +1,5 @@
--- Purpose: write new jobs without unique keys straight into awa.jobs, in one COPY: PostgreSQL
+-- Purpose: write new jobs without unique keys straight into awa.jobs_hot (a new job is never
+--   finished, so that is its partition: migration 0010), in one COPY: PostgreSQL
 --   inserts the rows in batches (one WAL record per page rather than per row) and nothing
 --   comes back to decode.
 -- Parameters: the rows, in COPY's text format (plain_inserts.copy_text), columns as listed:
@@ -6,7 +7,7 @@
 --   time. Columns not listed keep their defaults (no errors, no unique key).
 -- Transition: row 1, decided by the domain; the wake-ups follow in the same transaction
 --   (notify_wakeup.sql), one per queue that got an available job.
--- Index: none read; every index of awa.jobs is written.
+-- Index: none read; every index of awa.jobs_hot is written.
 COPY awa.jobs_hot (id, kind, queue, args, state, priority, attempt, max_attempts, run_lease, run_at,
                    created_at, tags, metadata)
 FROM STDIN

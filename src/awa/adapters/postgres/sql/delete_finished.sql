@@ -5,7 +5,8 @@
 -- Transition: none of the table's (terminal rows leave the store; DLQ entries are
 --   expire_dlq.sql's).
 -- Index: jobs_finished_idx (finalized_at, id) WHERE state IN (completed, failed, cancelled),
---   scanned up to the latest cutoff of any queue (the shortest retention, an InitPlan over
+--   one per partition, merged (most finished jobs are awa.jobs_done's; finished key holders
+--   are awa.jobs_hot's), scanned up to the latest cutoff of any queue (the shortest retention, an InitPlan over
 --   the few rows of awa.queues); each row is then held to its own queue's cutoff.
 --   Bounded by LIMIT; SKIP LOCKED so it never waits on (or deadlocks with) an operator retry
 --   holding a row; the DELETE re-checks the state.

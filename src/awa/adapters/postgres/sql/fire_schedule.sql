@@ -8,7 +8,8 @@
 --   whose unique key is held is skipped (ON CONFLICT ... DO NOTHING), the fire still counts.
 --   The one row `applied` says whether the compare-and-set won; the jobs follow it (NULL
 --   columns when none was inserted). Wake-ups as in insert_jobs.sql.
--- Index: schedules_pkey; jobs_unique_key_idx arbitrates the ON CONFLICT.
+-- Index: schedules_pkey; jobs_unique_key_idx arbitrates the ON CONFLICT (awa.jobs_hot's: the
+--   new jobs are inserted into that partition, where every key holder lives).
 WITH t AS (
     SELECT coalesce(%(now)s::timestamptz, now()) AS now
 ), advanced AS (

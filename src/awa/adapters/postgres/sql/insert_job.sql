@@ -7,7 +7,7 @@
 --   after now, else available), which the caller applies to the returned time to build the Job.
 --   The wake-up NOTIFY (awa_wakeup, payload: the queue) for an available job is the uncorrelated
 --   scalar subquery, run once: one statement, one round trip.
--- Index: none read; jobs_pkey (identity) assigns the id.
+-- Index: none read; into awa.jobs_hot, whose id default is awa.jobs' identity sequence.
 WITH t AS (
     SELECT coalesce(%(now)s::timestamptz, now()) AS now
 ), i AS (

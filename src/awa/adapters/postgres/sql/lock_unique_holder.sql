@@ -2,7 +2,8 @@
 --   a move that would take the key back (an operator retry, a DLQ redrive) or to cancel it.
 -- Parameters: now (timestamptz, NULL = the database clock), key text.
 -- Transition: none by itself; the core refuses the retake (UniqueConflict) or cancels (row 17).
--- Index: jobs_unique_key_idx (unique on the same predicate: at most one row).
+-- Index: jobs_unique_key_idx (unique on the same predicate: at most one row), awa.jobs_hot's:
+--   every holder lives there (awa.job_home, migration 0010).
 SELECT coalesce(%(now)s::timestamptz, now()) AS now,
        coalesce(q.dlq_enabled, false) AS dlq_enabled,
        {j.job_columns}

@@ -3,6 +3,7 @@
     python bench/soak.py max [--rates 2000,3000,4000,5000,6000,8000] [--seconds 60] [--conc 50]
     python bench/soak.py run --rate 1400 [--minutes 60] [--conc 50] [--out soak.jsonl]
     python bench/soak.py run --peer pgqueuer --rate 1400 --minutes 15 --out soak.jsonl
+    python bench/soak.py run --rate 3500 --minutes 20 --retention-s 300 --out soak.jsonl
     python bench/soak.py table soak.jsonl
 
 ``max`` finds the rate to soak at: one ``--seconds`` period at each of ``--rates`` in turn, each
@@ -13,11 +14,13 @@ as it can is no measure: its inserts starve the worker of the database.
 ``run`` starts a producer process that inserts ``--rate`` jobs a second (one ``insert_many``
 every 100 ms, each job carrying the time it was inserted) and a worker process
 (``client.start([(queue, conc)])`` with every setting at its default, default retention
-included: finished jobs are kept 24 hours), and every minute prints one JSON line: jobs inserted
-and completed in that minute, pickup latency (insert -> handler start) p50/p99, the job table's
-and each index's size, live and dead rows, autovacuum and autoanalyze runs so far, HOT updates,
-WAL written and the database's CPU (postmaster and backends, from ``/proc``; run as a user who
-can read them). ``table`` turns those lines into the markdown table of docs/performance.md.
+included: finished jobs are kept 24 hours, unless ``--retention-s`` says otherwise), and every
+minute prints one JSON line: jobs inserted and completed in that minute, pickup latency
+(insert -> handler start) p50/p99, the job table's and each index's size (its partitions'
+summed, and the hot partition's alone), live and dead rows, autovacuum and autoanalyze runs so
+far, HOT updates, WAL written and the database's CPU (postmaster and backends, from ``/proc``;
+run as a user who can read them). ``table`` turns those lines into the markdown table of
+docs/performance.md.
 
 The database (``--dsn``, default ``$PEERBENCH_DSN/awa_soak``) is dropped, created and migrated
 first. ``PGDATA`` names the cluster's data directory, for the CPU figures.
@@ -74,12 +77,17 @@ class _Ours:
         specs = [awa.InsertSpec(args=SoakArgs(ts), queue=QUEUE) for _ in range(n)]
         await self.client.insert_many(specs)
 
-    async def start(self, conc: int, picked_ms: list[float]) -> None:
+    async def start(
+        self, conc: int, picked_ms: list[float], retention_s: float | None = None
+    ) -> None:
         async def handle(job: Any) -> None:
             picked_ms.append((time.time() - job.args.ts) * 1000)
 
         self.client.task(SoakArgs, queue=QUEUE)(handle)
-        await self.client.start([(QUEUE, conc)])
+        config = None
+        if retention_s is not None:
+            config = self.awa.RuntimeConfig(finished_retention_s=retention_s)
+        await self.client.start([(QUEUE, conc)], runtime_config=config)
 
     async def close(self) -> None:
         if self.client.runtime is not None:
@@ -162,12 +170,23 @@ async def _produce(
         await side.close()
 
 
-async def _work(peer: str, dsn: str, conc: int, t0: float, periods: int, period_s: float) -> None:
-    """Drain the queue with every default setting; print each period's completions and
-    pickup latencies."""
+async def _work(
+    peer: str,
+    dsn: str,
+    conc: int,
+    t0: float,
+    periods: int,
+    period_s: float,
+    retention_s: float | None = None,
+) -> None:
+    """Drain the queue with every default setting (but ``retention_s``, when given: ours
+    only); print each period's completions and pickup latencies."""
     side = await _side(peer, dsn)
     picked_ms: list[float] = []
-    await side.start(conc, picked_ms)
+    if isinstance(side, _Ours):
+        await side.start(conc, picked_ms, retention_s)
+    else:
+        await side.start(conc, picked_ms)
     try:
         for period in range(1, periods + 1):
             await asyncio.sleep(max(0.0, t0 + period * period_s - time.time()))
@@ -355,7 +374,8 @@ def soak(
     producer = _child(
         "_produce", a, t0, periods, period_s, ["--rate", str(rate), "--batch", str(a.batch)]
     )
-    worker = _child("_work", a, t0, periods, period_s, ["--conc", str(a.conc)])
+    retention = [] if a.retention_s is None else ["--retention-s", str(a.retention_s)]
+    worker = _child("_work", a, t0, periods, period_s, ["--conc", str(a.conc), *retention])
     for proc in (producer, worker):
         threading.Thread(target=_collect, args=(proc, lines, lock), daemon=True).start()
     rows = []
@@ -488,6 +508,7 @@ def main() -> None:
         s.add_argument("--dsn", default=f"{BASE_DSN}/awa_soak")
         s.add_argument("--rates", default="2000,3000,4000,5000,6000,8000")
         s.add_argument("--conc", type=int, default=50)
+        s.add_argument("--retention-s", type=float, help="ours: finished_retention_s")
         s.add_argument("--batch", type=int, default=200)
         s.add_argument("--seconds", type=float, default=60.0)
         s.add_argument("--rate", type=float, default=0.0)
@@ -500,7 +521,7 @@ def main() -> None:
     if a.cmd == "_produce":
         asyncio.run(_produce(a.peer, a.dsn, a.rate, a.batch, a.t0, a.periods, a.period_s))
     elif a.cmd == "_work":
-        asyncio.run(_work(a.peer, a.dsn, a.conc, a.t0, a.periods, a.period_s))
+        asyncio.run(_work(a.peer, a.dsn, a.conc, a.t0, a.periods, a.period_s, a.retention_s))
     else:
         {"max": cmd_max, "run": cmd_run, "table": cmd_table}[a.cmd](a)
 

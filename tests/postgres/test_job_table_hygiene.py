@@ -10,6 +10,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from psycopg_pool import ConnectionPool
 
 from awa.adapters.postgres import PostgresStore, migrate
 from awa.adapters.postgres._sql import SQL
@@ -63,6 +64,11 @@ def test_the_hygiene_migration_applies_to_a_database_holding_jobs(empty_database
         assert store.count_jobs() == 50
 
 
+def _reads_jobs(node: dict[str, Any]) -> bool:
+    """Whether a plan node scans a partition of awa.jobs."""
+    return "Scan" in node["Node Type"] and node.get("Relation Name", "").startswith("jobs_")
+
+
 def _plan_nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
     yield node
     for child in node.get("Plans", []):
@@ -92,7 +98,7 @@ def test_the_claim_is_a_range_scan_of_its_index_behind_many_finished_jobs(
         row = cur.fetchone()
         assert row is not None
         nodes = list(_plan_nodes(row[0][0]["Plan"]))
-    scans = [n for n in nodes if n.get("Relation Name", "").startswith("jobs_")]
+    scans = [n for n in nodes if _reads_jobs(n)]
     # the finished jobs' partition is left out of the plan altogether
     assert {n["Relation Name"] for n in scans} == {"jobs_hot"}
     claim_scans = [n for n in scans if n.get("Index Name") == "jobs_hot_claim_idx"]
@@ -130,9 +136,77 @@ def test_a_completion_reads_only_its_own_jobs_when_the_statistics_say_none_is_ru
         nodes = list(_plan_nodes(row[0][0]["Plan"]))
     assert nodes[0]["Node Type"] == "ModifyTable"
     assert nodes[0]["Actual Rows"] == len(ids)
-    scans = [n for n in nodes if n.get("Relation Name", "").startswith("jobs_")]
+    scans = [n for n in nodes if _reads_jobs(n)]
     # the running jobs are all hot: the finished jobs' partition is not read
     assert {n["Relation Name"] for n in scans} == {"jobs_hot"}
     # each read of the table is bounded by the batch's ids, never the 5,000 running jobs
     assert all("Index Cond" in n for n in scans)
     assert max(n["Actual Rows"] * n["Actual Loops"] for n in scans) <= len(ids)
+
+
+_ADD_RUNNING = """
+INSERT INTO awa.jobs (kind, queue, state, attempt, run_lease, run_at, created_at, attempted_at,
+                      heartbeat_at)
+SELECT 'chore', 'chores', 'running', 1, 1, now(), now(), now(), now()
+FROM generate_series(1, %(n)s)
+"""
+
+
+@pytest.mark.parametrize("statement", ["claim", "claim_aged"])
+def test_a_claim_reads_only_what_it_takes_when_the_statistics_say_the_queue_is_empty(
+    pg_clean_url: str, statement: str
+) -> None:
+    """The statistics of the hot partition are often taken while the worker keeps up, every
+    job running and none waiting; when a backlog builds before the next ANALYZE, the planner
+    believes a claim matches one row. A claim must then still read its `limit` rows from the
+    claim index and find them again by id, not read every queued job (in the soak: a bitmap
+    scan and sort of 88,800 jobs, then a join that compared 8.9 million pairs, 1.4 s a claim)."""
+    limit = 50
+    with psycopg.connect(pg_clean_url, autocommit=True) as conn:
+        conn.execute(SQL["session_settings"])  # as on every connection of the store
+        conn.execute(_ADD_RUNNING, {"n": 20_000})
+        conn.execute("ANALYZE awa.jobs_hot")  # taken while nothing waits
+        conn.execute("DELETE FROM awa.jobs")
+        conn.execute(_ADD_JOBS, {"queue": "chores", "state": "available", "n": 20_000})
+        params = {
+            "now": None,
+            "queue": "chores",
+            "limit": limit,
+            "deadline": timedelta(minutes=30),
+            "aging_us": 60_000_000,
+        }
+        cur = psycopg.ClientCursor(conn)
+        with conn.transaction(force_rollback=True):
+            cur.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + SQL[statement], params)
+            row = cur.fetchone()
+        assert row is not None
+        nodes = list(_plan_nodes(row[0][0]["Plan"]))
+    assert nodes[0]["Actual Rows"] == limit
+    assert not [n["Node Type"] for n in nodes if "Bitmap" in n["Node Type"]]
+    scans = [n for n in nodes if _reads_jobs(n)]
+    assert {n["Relation Name"] for n in scans} == {"jobs_hot"}
+    # at most `limit` per priority from the claim index, then one lookup per job by id
+    assert max(n["Actual Rows"] * n["Actual Loops"] for n in scans) <= 4 * limit
+    by_id = [n for n in scans if n.get("Index Name") == "jobs_hot_pkey"]
+    assert by_id
+    assert all(n["Actual Loops"] == limit for n in by_id)
+
+
+@pytest.mark.parametrize("owned", [True, False], ids=["own-pool", "pool-passed-in"])
+def test_the_store_sets_its_planner_settings_on_every_connection(
+    pg_clean_url: str, owned: bool
+) -> None:
+    pool: ConnectionPool[Any] = ConnectionPool(
+        pg_clean_url, min_size=1, max_size=1, kwargs={"autocommit": True}, open=True
+    )
+    try:
+        with PostgresStore(pg_clean_url if owned else pool, pool_size=1) as store:
+            store.count_jobs()
+            with store.pool.connection() as conn:
+                settings = {
+                    name: conn.execute(f"SHOW {name}").fetchone()
+                    for name in ("jit", "enable_bitmapscan")
+                }
+    finally:
+        pool.close()
+    assert settings == {"jit": ("off",), "enable_bitmapscan": ("off",)}

@@ -3,7 +3,7 @@
 One job: one small prepared statement (``insert_job.sql``) that returns only the id and the
 creation time. Several: ``reserve_job_ids.sql`` hands out the ids and the time,
 ``awa.domain.decisions.create_jobs`` decides every column from them, ``COPY`` writes the rows
-straight into ``awa.jobs`` (``copy_jobs.sql``) and ``notify_wakeup.sql`` wakes each queue that
+straight into ``awa.jobs_hot`` (``copy_jobs.sql``) and ``notify_wakeup.sql`` wakes each queue that
 got an available job once, all in one transaction: nothing comes back to decode, and PostgreSQL
 inserts the copied rows a page at a time.
 

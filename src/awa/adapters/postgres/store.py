@@ -219,6 +219,7 @@ class PostgresStore(StoreCore, WorkerPresence):
         with translate_errors(action), self._calls.connection(action) as conn:
             if conn not in self._configured:
                 set_json_loads(fast_json_loads, conn)
+                conn.execute(SQL["session_settings"])
                 self._configured.add(conn)
             if not self._schema_checked:
                 with self._schema_lock:

@@ -8,7 +8,11 @@
 -- Index: jobs_claim_idx (queue, priority, run_at, id), once per priority 1-4 (the range the
 --   jobs_priority_range constraint allows): within one priority the oldest job is also the most
 --   aged, so the first `limit` of each priority hold the first `limit` overall, and the
---   candidates are at most 4 × limit rows, whatever the backlog. SKIP LOCKED as in claim.sql.
+--   candidates are at most 4 × limit rows, whatever the backlog. Each priority's scan locks
+--   its candidates (SKIP LOCKED as in claim.sql, and FOR UPDATE re-checks the claimable state):
+--   the ordering step then only ranks locked rows, and the ones it leaves out are let go when
+--   the claim commits. Locking in the scans keeps a state condition out of any lookup by id,
+--   which would let the planner read all of jobs_hot_claim_idx (claim_picked.sqlpart).
 WITH t AS (
     SELECT coalesce(%(now)s::timestamptz, now()) AS now
 ), candidates AS (
@@ -24,18 +28,16 @@ WITH t AS (
           AND j.run_at <= t.now
         ORDER BY j.run_at, j.id
         LIMIT %(limit)s
+        FOR UPDATE OF j SKIP LOCKED
     ) AS c
     WHERE NOT EXISTS (SELECT 1 FROM awa.queues AS q WHERE q.queue = %(queue)s AND q.paused)
 ), picked AS (
-    SELECT j.id
-    FROM awa.jobs AS j
-    JOIN candidates AS c ON c.id = j.id
+    SELECT c.id
+    FROM candidates AS c
     CROSS JOIN t
-    WHERE j.state IN ('available', 'scheduled', 'retryable')  -- leaves awa.jobs_done out
     ORDER BY greatest(1, c.priority - (extract(epoch FROM t.now - c.run_at) * 1000000)::bigint
                                       / %(aging_us)s::bigint),
              c.run_at, c.id
     LIMIT %(limit)s
-    FOR UPDATE OF j SKIP LOCKED
 )
 {part:claim_picked}

@@ -42,11 +42,14 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import ConnectionPool
 
 from awa.adapters.postgres import migrate
+from awa.adapters.postgres._sql import SQL
+from awa.adapters.postgres.migrations import MIGRATIONS
 
 __all__ = [
     "LocalCluster",
     "create_database",
     "empty_database",
+    "migrate_before",
     "pg_clean_url",
     "pg_pool",
     "pg_server_url",
@@ -220,6 +223,19 @@ def pg_pool(pg_url: str) -> Iterator[ConnectionPool[Any]]:
     )
     yield pool
     pool.close()
+
+
+def migrate_before(conn: psycopg.Connection[Any], version: int) -> None:
+    """The schema as a release before migration ``version`` left it: every earlier migration
+    applied and recorded, so that ``migrate`` then applies ``version`` and later ones."""
+    with conn.transaction():
+        conn.execute(SQL["create_schema"])
+        conn.execute(SQL["create_ledger"])
+        for m in MIGRATIONS:
+            if m.version < version:
+                conn.execute(m.sql.encode())
+                params = {"version": m.version, "name": m.name, "checksum": m.checksum}
+                conn.execute(SQL["record_migration"], params)
 
 
 def truncate(pool: ConnectionPool[Any]) -> None:

@@ -19,6 +19,7 @@ from awa.adapters.postgres._sql import SQL
 from awa.adapters.postgres.migrations import MIGRATIONS
 from awa.domain import Complete, Fail, JobState, NewJob, Unique, UniqueConflict
 from awa.ports import Finish
+from tests.pg_fixtures import migrate_before
 
 APART = next(m for m in MIGRATIONS if m.name == "finished_jobs_apart")
 
@@ -103,18 +104,6 @@ def test_retention_deletes_finished_jobs_from_the_done_partition(
         assert store.count_jobs() == 0
 
 
-def _migrate_before_apart(conn: psycopg.Connection[Any]) -> None:
-    """The schema as a release before migration 0010 left it."""
-    with conn.transaction():
-        conn.execute(SQL["create_schema"])
-        conn.execute(SQL["create_ledger"])
-        for m in MIGRATIONS:
-            if m.version < APART.version:
-                conn.execute(m.sql.encode())
-                params = {"version": m.version, "name": m.name, "checksum": m.checksum}
-                conn.execute(SQL["record_migration"], params)
-
-
 _ADD_JOB = """
 INSERT INTO awa.jobs (kind, queue, state, run_at, created_at, finalized_at, unique_key,
                       unique_states)
@@ -129,7 +118,7 @@ def test_the_upgrade_moves_finished_jobs_apart_and_keeps_ids_and_keys(
     empty_database: str,
 ) -> None:
     with psycopg.connect(empty_database, autocommit=True) as conn:
-        _migrate_before_apart(conn)
+        migrate_before(conn, APART.version)
 
         def add(state: str, key: str | None = None, states: int | None = None) -> int:
             row = conn.execute(_ADD_JOB, {"state": state, "key": key, "states": states})

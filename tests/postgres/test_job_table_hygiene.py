@@ -15,6 +15,7 @@ from psycopg_pool import ConnectionPool
 from awa.adapters.postgres import PostgresStore, migrate
 from awa.adapters.postgres._sql import SQL
 from awa.adapters.postgres.migrations import MIGRATIONS
+from tests.pg_fixtures import migrate_before
 
 HYGIENE = next(m for m in MIGRATIONS if m.name == "job_table_hygiene")
 
@@ -26,18 +27,6 @@ FROM generate_series(1, %(n)s)
 """
 
 
-def _migrate_before_hygiene(conn: psycopg.Connection[Any]) -> None:
-    """The schema as a release before the hygiene migration left it."""
-    with conn.transaction():
-        conn.execute(SQL["create_schema"])
-        conn.execute(SQL["create_ledger"])
-        for m in MIGRATIONS:
-            if m.version < HYGIENE.version:
-                conn.execute(m.sql.encode())
-                params = {"version": m.version, "name": m.name, "checksum": m.checksum}
-                conn.execute(SQL["record_migration"], params)
-
-
 def _options(conn: psycopg.Connection[Any], table: str) -> dict[str, str]:
     row = conn.execute("SELECT reloptions FROM pg_class WHERE oid = %s::regclass", [table])
     found = row.fetchone()
@@ -47,7 +36,7 @@ def _options(conn: psycopg.Connection[Any], table: str) -> dict[str, str]:
 
 def test_the_hygiene_migration_applies_to_a_database_holding_jobs(empty_database: str) -> None:
     with psycopg.connect(empty_database, autocommit=True) as conn:
-        _migrate_before_hygiene(conn)
+        migrate_before(conn, HYGIENE.version)
         conn.execute(_ADD_JOBS, {"queue": "chores", "state": "available", "n": 30})
         conn.execute(_ADD_JOBS, {"queue": "chores", "state": "completed", "n": 20})
         assert _options(conn, "awa.jobs") == {}

@@ -53,7 +53,9 @@ DBS = {
 CHILD = str(HERE / "scale_child.py")
 CLAIM_LIMIT = 50
 # awa.jobs is partitioned (migration 0010): its heap is its partitions'
-_HEAP = "SELECT sum(pg_relation_size(relid)) FROM pg_partition_tree('awa.jobs') WHERE isleaf"
+_HEAP = (
+    "SELECT sum(pg_relation_size(relid))::bigint FROM pg_partition_tree('awa.jobs') WHERE isleaf"
+)
 
 
 def _python(peer: str) -> str:

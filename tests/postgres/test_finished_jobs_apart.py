@@ -162,8 +162,9 @@ def test_the_upgrade_moves_finished_jobs_apart_and_keeps_ids_and_keys(
 
 # -- no statement reads the done partition without an index ----------------------------------
 
-#: whole-table counts for operators and the dashboard: they read every row by design
-_COUNTS_EVERY_JOB = {"count_jobs", "count_queue_states", "queue_stats"}
+#: whole-table counts an operator asks for: they read every row by design (the queue summary's
+#: count_queue_states does not since migration 0011: test_finished_counts.py)
+_COUNTS_EVERY_JOB = {"count_jobs", "queue_stats"}
 
 _NOW = datetime(2030, 1, 1, tzinfo=timezone.utc)
 #: a value for each parameter name; an array parameter gets a one-element list of it
@@ -178,6 +179,7 @@ _SAMPLES: dict[str, Any] = {
     "created_at": _NOW,
     "deadline": timedelta(minutes=5),
     "errors": "[]",
+    "exact_max": 50_000,
     "expected_next": _NOW,
     "following": _NOW,
     "id": 1,

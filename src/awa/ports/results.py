@@ -115,6 +115,9 @@ class QueueStats:
     #: the queue's own retention periods (``QueueSettings``); ``None``: the leader's default
     finished_retention_s: float | None = None
     dlq_retention_s: float | None = None
+    #: the states whose count is an estimate (a queue summary may estimate a large group of
+    #: finished jobs); empty: every count is exact
+    estimated: frozenset[JobState] = frozenset()
 
 
 @attrs.frozen

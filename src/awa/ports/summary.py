@@ -34,13 +34,15 @@ _ENDED_STATES = (JobState.COMPLETED, JobState.FAILED, JobState.CANCELLED)
 @attrs.frozen
 class StateGroup:
     """The jobs of one queue in one state; ``ended``: how many of them reached it (a terminal
-    state) within the window."""
+    state) within the window. ``estimated``: ``count`` is the store's estimate, not a count
+    (a store may estimate a large group of finished jobs rather than read every one)."""
 
     queue: str
     state: JobState
     count: int
     oldest_available_at: datetime | None = None
     ended: int = 0
+    estimated: bool = False
 
 
 @attrs.frozen
@@ -60,8 +62,9 @@ class DlqGroup:
 class QueueSummary:
     """Every queue as last counted, at ``counted_at``.
 
-    ``queues``: counts per state, dead-letter depth and the oldest available job as counted;
-    ``paused`` and ``dlq_enabled`` as they are now. ``ended``: per queue, how many jobs reached
+    ``queues``: counts per state (``QueueStats.estimated`` names the states whose count is an
+    estimate), dead-letter depth and the oldest available job as counted; ``paused`` and
+    ``dlq_enabled`` as they are now. ``ended``: per queue, how many jobs reached
     ``completed``, ``failed`` (dead-lettered included) or ``cancelled`` in the ``window_s``
     seconds before ``counted_at``. ``dlq``: the dead-letter queue by queue, kind and reason.
     """
@@ -86,6 +89,7 @@ def build_summary(
     """The summary of counted groups, with the settings of now. Every queue that has jobs,
     dead letters or settings appears, in name order, with every state counted (0 if none)."""
     counts: dict[str, dict[JobState, int]] = {}
+    estimated: dict[str, set[JobState]] = {}
     ended: dict[str, dict[JobState, int]] = {}
     oldest: dict[str, datetime] = {}
     depth: dict[str, int] = {}
@@ -95,6 +99,8 @@ def build_summary(
 
     for jobs in states:
         counts.setdefault(jobs.queue, {state: 0 for state in JobState})[jobs.state] += jobs.count
+        if jobs.estimated:
+            estimated.setdefault(jobs.queue, set()).add(jobs.state)
         if jobs.oldest_available_at is not None:
             first = oldest.get(jobs.queue, jobs.oldest_available_at)
             oldest[jobs.queue] = min(jobs.oldest_available_at, first)
@@ -116,6 +122,7 @@ def build_summary(
             paused=name in configured and configured[name].paused,
             dlq_enabled=name in configured and configured[name].dlq_enabled,
             oldest_available_at=oldest.get(name),
+            estimated=frozenset(estimated.get(name, ())),
         )
         for name in names
     )

@@ -659,9 +659,10 @@ def summary_from_row(row: Sequence[Any]) -> QueueSummary:
     return build_summary(
         utc(counted_at),
         float(window_s),
+        # a sixth element, whether the count is an estimate, since migration 0011
         (
-            StateGroup(queue, _STATES[state], count, _json_time(oldest), ended)
-            for queue, state, count, oldest, ended in states
+            StateGroup(queue, _STATES[state], count, _json_time(oldest), ended, *estimated)
+            for queue, state, count, oldest, ended, *estimated in states
         ),
         (
             DlqGroup(queue, kind, reason, count, utc(datetime.fromisoformat(latest)), ended)

@@ -108,6 +108,10 @@ _FIRE_PREFIX = 1
 POOL_SIZE_DEFAULT = 10
 #: the leadership name maintenance takes (a row of awa.leader)
 MAINTENANCE_LEADERSHIP = "maintenance"
+#: the queue summary counts a queue's finished jobs of one state exactly up to this many, and
+#: estimates a larger group (count_queue_states.sql): its cost stays bounded however many
+#: finished jobs retention keeps
+FINISHED_EXACT_MAX = 50_000
 _STATES = {state.value: state for state in JobState}
 
 
@@ -526,7 +530,8 @@ class PostgresStore(StoreCore, WorkerPresence):
             now = tx.now()
             since = now - timedelta(seconds=window_s)
             window = {"now": now, "since": since}
-            states = tx.cur.execute(SQL["count_queue_states"], window).fetchall()
+            counting = {**window, "exact_max": FINISHED_EXACT_MAX}
+            states = tx.cur.execute(SQL["count_queue_states"], counting).fetchall()
             dead = tx.cur.execute(SQL["count_dead_letters"], window).fetchall()
             params = {
                 "counted_at": now,

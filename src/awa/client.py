@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from datetime import datetime, timezone
 from typing import Any, TypeVar
@@ -49,6 +49,7 @@ from awa.domain.defaults import (
 )
 from awa.domain.validation import ARGS_BYTES_MAX_DEFAULT, check_args_size, check_state
 from awa.ports import (
+    BATCH_SIZE_MAX,
     AsyncInserts,
     ClaimStore,
     Clock,
@@ -57,6 +58,7 @@ from awa.ports import (
     Migrates,
     QueueSettings,
     QueueStats,
+    StreamsInserts,
     SystemClock,
 )
 from awa.runtime.config import QueueConfig, RuntimeConfig
@@ -138,6 +140,9 @@ def _shape(spec: InsertSpec) -> tuple[Any, ...] | None:
 _TAG_LISTS = frozenset({tuple, list})
 #: shapes whose first request ``_Operations`` keeps; past that it starts again
 _SHAPES_KEPT_MAX = 256
+#: jobs per chunk of a streamed insert: small enough that making the next chunk overlaps the
+#: database taking in the last, large enough that a chunk costs far more than handing it over
+STREAM_CHUNK_JOBS = 200
 _PLAIN_OPTION_TYPES = frozenset({type(None), str, int})
 
 
@@ -239,7 +244,34 @@ class _Operations:
         ):
             raise ValidationError(f"insert_many takes a list of args, got {type(items).__name__}")
         context = current_trace_context()  # one span inserts the whole batch
+        return self._new_jobs(items, context, self._firsts_for(context))
+
+    def streamable(self, items: Sequence[Any | InsertSpec]) -> bool:
+        """Whether ``items`` may go to a store that ``StreamsInserts`` as chunks made one at a
+        time: a list of more than one chunk, within a batch's bound, without unique keys (the
+        streamed insert does not look for a key's holder)."""
+        return (
+            type(items) is list
+            and STREAM_CHUNK_JOBS < len(items) <= BATCH_SIZE_MAX
+            and not any(isinstance(item, InsertSpec) and item.unique is not None for item in items)
+        )
+
+    def new_job_chunks(self, items: Sequence[Any | InsertSpec]) -> Iterator[list[NewJob]]:
+        """``new_jobs`` of ``items`` a chunk at a time, each made when the store asks for it
+        (``StreamsInserts``): a bad item raises from the chunk that holds it."""
+        context = current_trace_context()  # now, in the caller's context, not when first asked
         firsts = self._firsts_for(context)
+        return (
+            self._new_jobs(items[start : start + STREAM_CHUNK_JOBS], context, firsts)
+            for start in range(0, len(items), STREAM_CHUNK_JOBS)
+        )
+
+    def _new_jobs(
+        self,
+        items: Sequence[Any | InsertSpec],
+        context: Mapping[str, str],
+        firsts: dict[tuple[Any, ...], NewJob],
+    ) -> list[NewJob]:
         jobs = []
         for item in items:
             spec = item if isinstance(item, InsertSpec) else InsertSpec(args=item)
@@ -357,6 +389,7 @@ class AsyncClient:
         self._ops = _Operations(self.store, self.registry, limit)
         # asked once: a check against a runtime protocol costs about 10 us per insert
         self._async_inserts = self.store if isinstance(self.store, AsyncInserts) else None
+        self._streams = self.store if isinstance(self.store, StreamsInserts) else None
         self._runtime: Runtime | None = None
         self._schedules: dict[str, Schedule] = {}
 
@@ -460,6 +493,9 @@ class AsyncClient:
         conn: Any = None,
         on_conflict: OnConflict = "raise",
     ) -> list[JobRecord]:
+        if conn is None and self._streams is not None and self._ops.streamable(items):
+            chunks = self._ops.new_job_chunks(items)  # made while the store writes the last
+            return await self._streams.insert_streamed_async(len(items), chunks)
         jobs = self._ops.new_jobs(items)
         if conn is not None:  # awaited if it is an asyncio connection, else on this thread
             on_conn = self._ops.on_connection()
@@ -724,6 +760,7 @@ class Client:
         self.store = self._async.store
         self.registry = self._async.registry
         self._ops = self._async._ops
+        self._streams = self._async._streams
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
 
@@ -816,6 +853,9 @@ class Client:
         conn: Any = None,
         on_conflict: OnConflict = "raise",
     ) -> list[JobRecord]:
+        if conn is None and self._streams is not None and self._ops.streamable(items):
+            chunks = self._ops.new_job_chunks(items)  # made while the store writes the last
+            return self._streams.insert_streamed(len(items), chunks)
         return self._ops.insert(self._ops.new_jobs(items), conn, on_conflict)
 
     def cancel_by_unique_key(

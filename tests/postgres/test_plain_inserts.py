@@ -15,7 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import awa
 import awa.adapters.postgres.plain_inserts as plain_inserts
+import awa.client
 from awa import Unique, UniqueConflict
 from awa.adapters.postgres import WAKEUP_CHANNEL, PostgresStore, insert_jobs, insert_jobs_async
 from awa.domain import DatabaseError, Job, JobState, NewJob
@@ -284,3 +286,79 @@ def test_the_insert_statements_fit_psycopgs_parse_cache() -> None:
 
     for name in ("insert_jobs", "insert_job", "reserve_job_ids", "notify_wakeup"):
         assert len(SQL[name]) <= MAX_CACHED_STATEMENT_LENGTH, name
+
+
+# -- insert_many of more than one chunk: streamed (awa.ports.StreamsInserts) -------------------
+
+
+def _items(count: int, bad_at: int | None = None) -> list[Any]:
+    """``insert_many`` items of one shape; the one at ``bad_at`` has args that are not JSON."""
+    return [
+        awa.InsertSpec(args={"n": n, "bad": object()} if n == bad_at else {"n": n}, kind="k")
+        for n in range(count)
+    ]
+
+
+def test_insert_many_streams_chunks_while_copying_and_returns_what_it_wrote(
+    pg_clean_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[int] = []
+    made = awa.client._Operations._new_jobs
+
+    def counting(ops: Any, items: Any, *rest: Any) -> list[NewJob]:
+        asked.append(len(items))
+        return made(ops, items, *rest)
+
+    monkeypatch.setattr(awa.client._Operations, "_new_jobs", counting)
+    with awa.Client(pg_clean_url) as client:
+        inserted = client.insert_many(_items(1_050))
+        assert asked == [200, 200, 200, 200, 200, 50]  # made a chunk at a time
+        assert [job.args["n"] for job in inserted] == list(range(1_050))
+        assert client.store.get_job(inserted[-1].id) == inserted[-1]
+        asked.clear()
+        client.insert_many(_items(200))  # a single chunk: nothing to overlap, made whole
+        assert asked == [200]
+
+
+def test_a_bad_item_in_a_later_chunk_refuses_the_batch_and_writes_nothing(
+    pg_clean_url: str,
+) -> None:
+    with awa.Client(pg_clean_url) as client:
+        with pytest.raises(awa.ValidationError, match="args"):
+            client.insert_many(_items(1_000, bad_at=750))
+        assert client.store.count_jobs() == 0
+        assert len(client.insert_many(_items(1_000))) == 1_000
+
+
+def test_a_bad_item_streamed_from_the_loop_writes_nothing_and_keeps_its_connection(
+    pg_clean_url: str,
+) -> None:
+    async def story() -> None:
+        async with awa.AsyncClient(pg_clean_url) as client:
+            store = client.store
+            assert isinstance(store, PostgresStore)
+            await client.insert_many(_items(2))  # the first goes through the pool
+            for _ in range(1000):
+                if store._loop_inserts.connected:
+                    break
+                await asyncio.sleep(0.005)
+            with pytest.raises(awa.ValidationError, match="args"):
+                await client.insert_many(_items(1_000, bad_at=999))
+            assert store._loop_inserts.connected  # rolled back, not broken
+            inserted = await client.insert_many(_items(1_000))
+            assert [job.args["n"] for job in inserted] == list(range(1_000))
+            assert store.count_jobs() == 1_002
+
+    asyncio.run(story())
+
+
+def test_insert_many_with_a_unique_job_among_many_chunks_keeps_the_unique_insert(
+    pg_clean_url: str,
+) -> None:
+    items = [*_items(400), awa.InsertSpec(args={"n": -1}, kind="k", unique=Unique(by_args=True))]
+    with awa.Client(pg_clean_url) as client:
+        inserted = client.insert_many(items)
+        assert inserted[-1].unique_key is not None
+        with pytest.raises(UniqueConflict):
+            client.insert_many(items)
+        assert client.store.count_jobs() == 401

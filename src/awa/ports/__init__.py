@@ -7,6 +7,7 @@ from awa.ports.capabilities import (
     Listens,
     Migrates,
     Probes,
+    StreamsInserts,
     SummarizesQueues,
     TracksWorkers,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "Rescued",
     "Stale",
     "StaleReason",
+    "StreamsInserts",
     "SummarizesQueues",
     "SystemClock",
     "TracksWorkers",

@@ -7,7 +7,7 @@ fallback named on each. The contract suite gates each capability's tests the sam
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from awa.domain import Job, NewJob, OnConflict
@@ -21,6 +21,7 @@ __all__ = [
     "Listens",
     "Migrates",
     "Probes",
+    "StreamsInserts",
     "SummarizesQueues",
     "TracksWorkers",
 ]
@@ -88,6 +89,28 @@ class AsyncInserts(Protocol):
 
     async def close_async(self) -> None:
         """Release what ``insert_async`` opened on this event loop."""
+        ...
+
+
+@runtime_checkable
+class StreamsInserts(Protocol):
+    """Writing a large batch of jobs without unique keys while the producer is still making
+    them: the client hands over how many jobs there are and an iterable of chunks that makes
+    (and validates) each chunk only when asked for it, and the store writes a chunk as soon as
+    it has it, so that making the next one overlaps the database taking in the last. All or
+    nothing, as ``insert``: when making a chunk raises, that exception comes out and nothing is
+    written. Without it: every job is made before the store is called."""
+
+    def insert_streamed(self, count: int, chunks: Iterable[Sequence[NewJob]]) -> list[Job]:
+        """Insert the ``count`` jobs ``chunks`` makes (none with a unique key); returns them
+        in order, as ``insert`` does."""
+        ...
+
+    async def insert_streamed_async(
+        self, count: int, chunks: Iterable[Sequence[NewJob]]
+    ) -> list[Job]:
+        """``insert_streamed``, awaited on the caller's event loop (the chunks are made
+        there)."""
         ...
 
 

@@ -65,6 +65,7 @@ __all__ = [
     "check_retention",
     "check_schedule_name",
     "check_schedules",
+    "check_streamed_count",
     "check_unique_job",
     "check_worker_kinds",
 ]
@@ -105,6 +106,14 @@ def check_insert(jobs: Sequence[NewJob], on_conflict: object) -> OnConflict:
     """``insert``: the jobs, and what to do with one whose unique key is held."""
     check_new_jobs(jobs)
     return check_on_conflict(on_conflict)
+
+
+def check_streamed_count(count: object) -> int:
+    """``insert_streamed``: how many jobs the chunks make, at least two (one job is a single
+    insert) and at most a batch."""
+    if isinstance(count, bool) or not isinstance(count, int) or not 2 <= count <= BATCH_SIZE_MAX:
+        raise ValidationError(f"a streamed insert takes 2 to {BATCH_SIZE_MAX} jobs, got {count!r}")
+    return count
 
 
 def check_unique_job(job: object) -> NewJob:

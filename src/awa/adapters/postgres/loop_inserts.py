@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg.pq import TransactionStatus
@@ -16,12 +16,14 @@ from psycopg_pool import ConnectionPool
 from awa.adapters.postgres._errors import translate_errors
 from awa.adapters.postgres.connections import Bounds, LoopBound, connect_options
 from awa.adapters.postgres.enqueue import insert_jobs_async
+from awa.adapters.postgres.plain_inserts import insert_streamed_async
 from awa.domain import Job, NewJob, OnConflict
 
 __all__ = ["LoopInserts"]
 
 log = logging.getLogger("awa.postgres")
 Pool = ConnectionPool[Any]
+T = TypeVar("T")
 
 
 class LoopInserts:
@@ -78,6 +80,28 @@ class LoopInserts:
         self, jobs: Sequence[NewJob], clock: Any, on_conflict: OnConflict = "raise"
     ) -> list[Job] | None:
         """The inserted jobs, or ``None`` when this insert should go through the store."""
+        return await self._on_connection(
+            lambda conn: insert_jobs_async(conn, jobs, clock=clock, on_conflict=on_conflict)
+        )
+
+    async def insert_streamed(
+        self, count: int, chunks: Iterable[Sequence[NewJob]], clock: Any
+    ) -> list[Job] | None:
+        """A streamed insert (``plain_inserts.insert_streamed_async``), or ``None`` when it
+        should go through the store, with ``chunks`` not yet asked for a single job."""
+
+        async def streamed(conn: psycopg.AsyncConnection[Any]) -> list[Job]:
+            now = clock.now() if clock else None
+            with translate_errors("inserting jobs"):
+                return await insert_streamed_async(conn, count, chunks, now)
+
+        return await self._on_connection(streamed)
+
+    async def _on_connection(
+        self, insert: Callable[[psycopg.AsyncConnection[Any]], Awaitable[T]]
+    ) -> T | None:
+        """``insert``'s answer on the loop's connection, or ``None`` when it is not to be had
+        now (the insert then goes through the store)."""
         if self._busy or not self._ready:
             return None
         conn, bound = self._conn, self._bound
@@ -92,7 +116,7 @@ class LoopInserts:
         self._busy = True
         try:
             with bound.call():
-                return await insert_jobs_async(conn, jobs, clock=clock, on_conflict=on_conflict)
+                return await insert(conn)
         except BaseException:
             if conn.broken or conn.info.transaction_status != TransactionStatus.IDLE:
                 self._conn = self._bound = None

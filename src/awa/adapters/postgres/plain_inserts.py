@@ -7,6 +7,10 @@ straight into ``awa.jobs_hot`` (``copy_jobs.sql``) and ``notify_wakeup.sql`` wak
 got an available job once, all in one transaction: nothing comes back to decode, and PostgreSQL
 inserts the copied rows a page at a time.
 
+A streamed insert (``awa.ports.StreamsInserts``) takes the jobs as chunks the producer is still
+making: it reserves the ids of all of them first, then makes and writes one chunk while
+PostgreSQL reads the last, so the producer's validation overlaps the database's work too.
+
 The jobs returned are the domain's own values, the same ones written, so they equal what a
 read of the rows gives back. Jobs with unique keys take ``insert_jobs.sql``, which finds the
 keys' holders in the same statement; COPY cannot.
@@ -20,7 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -31,7 +35,7 @@ from psycopg.rows import tuple_row
 
 from awa.adapters.postgres._rows import stored_args, stored_json
 from awa.adapters.postgres._sql import SQL
-from awa.domain import Job, JobState, NewJob
+from awa.domain import Job, JobState, NewJob, ValidationError
 from awa.domain.decisions import create_job, create_jobs
 
 __all__ = [
@@ -40,6 +44,8 @@ __all__ = [
     "copy_text",
     "insert_plain",
     "insert_plain_async",
+    "insert_streamed",
+    "insert_streamed_async",
     "is_plain",
     "jobs_from_reserved",
     "single_job",
@@ -111,17 +117,32 @@ def jobs_from_reserved(jobs: Sequence[NewJob], now: datetime, ids: Sequence[str]
     return [_utc(job) for job in created]
 
 
-def copy_chunks(jobs: Sequence[NewJob], now: datetime, ids: str) -> Iterator[tuple[list[Job], str]]:
-    """``jobs_from_reserved`` and ``copy_text`` a chunk at a time, from the reservation's
-    comma-separated ids: PostgreSQL takes in one chunk while the next is made, so the two
-    cores share the work."""
-    id_texts = ids.split(",")
-    if len(id_texts) != len(jobs):
-        raise AssertionError(f"reserved {len(id_texts)} ids for {len(jobs)} jobs")
+def _slices(jobs: Sequence[NewJob]) -> Iterator[Sequence[NewJob]]:
     for start in range(0, len(jobs), COPY_CHUNK_JOBS):
-        requests = jobs[start : start + COPY_CHUNK_JOBS]
-        created = jobs_from_reserved(requests, now, id_texts[start : start + COPY_CHUNK_JOBS])
+        yield jobs[start : start + COPY_CHUNK_JOBS]
+
+
+def copy_chunks(
+    chunks: Iterable[Sequence[NewJob]], now: datetime, ids: str
+) -> Iterator[tuple[list[Job], str]]:
+    """``jobs_from_reserved`` and ``copy_text`` a chunk of requests at a time, from the
+    reservation's comma-separated ids: PostgreSQL takes in one chunk while the next is made
+    (a streamed insert's chunks are made, and validated, only when asked for), so the two
+    cores share the work. Refuses a unique job (COPY cannot look for its key's holder), and
+    more or fewer jobs than ids, before writing the chunk that shows it."""
+    id_texts = ids.split(",")
+    start = 0
+    for requests in chunks:
+        end = start + len(requests)
+        if end > len(id_texts):
+            raise ValidationError(f"the chunks made more than the {len(id_texts)} jobs counted")
+        if not is_plain(requests):
+            raise ValidationError("a streamed insert takes jobs without unique keys")
+        created = jobs_from_reserved(requests, now, id_texts[start:end])
         yield created, copy_text(created, requests)
+        start = end
+    if start != len(id_texts):
+        raise ValidationError(f"the chunks made {start} jobs, not the {len(id_texts)} counted")
 
 
 def _field(text: str) -> str:
@@ -217,16 +238,28 @@ def insert_plain(
         with _tuple_cursor(conn) as single:
             single.execute(SQL["insert_job"], single_params(jobs[0], now), prepare=True)
             return [single_job(jobs[0], _one(single.fetchone()))]
+    return insert_streamed(conn, len(jobs), _slices(jobs), now)
+
+
+def insert_streamed(
+    conn: psycopg.Connection[Any],
+    count: int,
+    chunks: Iterable[Sequence[NewJob]],
+    now: datetime | None,
+) -> list[Job]:
+    """Insert ``count`` jobs without unique keys, taken from ``chunks`` one chunk at a time,
+    each made only once the last is on its way; all or none of them (an exception from
+    ``chunks`` rolls back)."""
     own = _idle_autocommit(conn)
     with psycopg.ClientCursor(conn, row_factory=tuple_row) as cur:
         try:
-            cur.execute(_reserve(own), {"now": now, "count": len(jobs)})
+            cur.execute(_reserve(own), {"now": now, "count": count})
             if own:
                 cur.nextset()
             now, ids = _one(cur.fetchone())[:2]
             created: list[Job] = []
             with cur.copy(SQL["copy_jobs"]) as copy:
-                for chunk, text in copy_chunks(jobs, now, ids):
+                for chunk, text in copy_chunks(chunks, now, ids):
                     created += chunk
                     copy.write(text)
             queues = woken_queues(created)
@@ -249,16 +282,26 @@ async def insert_plain_async(
         async with _tuple_cursor(conn) as single:
             await single.execute(SQL["insert_job"], single_params(jobs[0], now), prepare=True)
             return [single_job(jobs[0], _one(await single.fetchone()))]
+    return await insert_streamed_async(conn, len(jobs), _slices(jobs), now)
+
+
+async def insert_streamed_async(
+    conn: psycopg.AsyncConnection[Any],
+    count: int,
+    chunks: Iterable[Sequence[NewJob]],
+    now: datetime | None,
+) -> list[Job]:
+    """``insert_streamed`` on an ``AsyncConnection``."""
     own = _idle_autocommit(conn)
     async with psycopg.AsyncClientCursor(conn, row_factory=tuple_row) as cur:
         try:
-            await cur.execute(_reserve(own), {"now": now, "count": len(jobs)})
+            await cur.execute(_reserve(own), {"now": now, "count": count})
             if own:
                 cur.nextset()
             now, ids = _one(await cur.fetchone())[:2]
             created: list[Job] = []
             async with cur.copy(SQL["copy_jobs"]) as copy:
-                for chunk, text in copy_chunks(jobs, now, ids):
+                for chunk, text in copy_chunks(chunks, now, ids):
                     created += chunk
                     await copy.write(text)
             queues = woken_queues(created)

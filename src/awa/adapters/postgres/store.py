@@ -19,7 +19,7 @@ import random
 import threading
 import uuid
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -65,7 +65,7 @@ from awa.adapters.postgres.connections import (
 from awa.adapters.postgres.enqueue import insert_on
 from awa.adapters.postgres.listen import Subscriptions, pool_connector
 from awa.adapters.postgres.loop_inserts import LoopInserts
-from awa.adapters.postgres.plain_inserts import insert_plain, is_plain
+from awa.adapters.postgres.plain_inserts import insert_plain, insert_streamed, is_plain
 from awa.domain import (
     Complete,
     DlqEntry,
@@ -89,7 +89,7 @@ from awa.ports import (
     UnhandledKind,
     WriteResult,
 )
-from awa.ports.checks import check_insert, check_listener
+from awa.ports.checks import check_insert, check_listener, check_streamed_count
 from awa.ports.summary import ENDED_WINDOW_S, QueueSummary
 
 __all__ = ["PostgresStore"]
@@ -272,6 +272,26 @@ class PostgresStore(StoreCore, WorkerPresence):
         stored = await asyncio.to_thread(self.insert, checked, on_conflict=mode)
         self._loop_inserts.stored()
         return stored
+
+    def insert_streamed(self, count: int, chunks: Iterable[Sequence[NewJob]]) -> list[Job]:
+        """Insert ``count`` jobs made chunk by chunk (``awa.ports.StreamsInserts``): the ids of
+        all are reserved first, then each chunk is copied while the next is made."""
+        check_streamed_count(count)
+        now = self._now()
+        with self._connection("inserting jobs") as conn:
+            return insert_streamed(conn, count, chunks, now)
+
+    async def insert_streamed_async(
+        self, count: int, chunks: Iterable[Sequence[NewJob]]
+    ) -> list[Job]:
+        """``insert_streamed`` on the loop's own connection; while it has none (the first
+        insert, or another one on it), every chunk is made first and the jobs inserted as
+        ``insert_async`` does."""
+        check_streamed_count(count)
+        inserted = await self._loop_inserts.insert_streamed(count, chunks, self.clock)
+        if inserted is not None:
+            return inserted
+        return await self.insert_async([job for chunk in chunks for job in chunk])
 
     async def close_async(self) -> None:
         """Close the connection ``insert_async`` opened on this event loop."""

@@ -14,26 +14,27 @@ know which store it tests.
 fixture protocol, so an adapter in progress can run one area at a time
 (``class TestMyStoreClaims(InsertClaimContract): ...``) and see what it is still missing:
 
-=========================  ====================  ============================================
-mixin                      module                area
-=========================  ====================  ============================================
-``TableContract``          ``table``             every ``(state, trigger)`` pair, from the table
-``InsertClaimContract``    ``insert_claim``      insert, claim
-``FencingContract``        ``fencing``           heartbeats, stale leases, late writes
-``OutcomeContract``        ``outcomes``          what each handler outcome does
-``RescueContract``         ``rescue``            crashes, deadlines, the poison-job rule
-``CallbackContract``       ``callbacks``         register, resolve, heartbeat a callback
-``OperatorContract``       ``operators``         cancel, retry, get, list, queue stats
-``DlqContract``            ``dlq``               the dead-letter queue
-``HintContract``           ``hints``             subscribe and its wake-up hints
-``PresenceContract``       ``presence``          which kinds live workers handle, per queue
-``MaintenanceContract``    ``maintenance``       promote, retention, leadership
-``QueueSettingsContract``  ``queue_settings``    configure_queue, retention per queue
-``UniqueContract``         ``unique``            unique keys through every transition
-``PeriodicContract``       ``periodic``          schedules, due fires, the fire's compare-and-set
-``SummaryContract``        ``summary``           the queue summary (an optional capability)
-``RefusalContract``        ``refusals``          one table of refused inputs, every verb
-=========================  ====================  ============================================
+==========================  ====================  ============================================
+mixin                       module                area
+==========================  ====================  ============================================
+``TableContract``           ``table``             every ``(state, trigger)`` pair, from the table
+``InsertClaimContract``     ``insert_claim``      insert, claim
+``FencingContract``         ``fencing``           heartbeats, stale leases, late writes
+``OutcomeContract``         ``outcomes``          what each handler outcome does
+``RescueContract``          ``rescue``            crashes, deadlines, the poison-job rule
+``CallbackContract``        ``callbacks``         register, resolve, heartbeat a callback
+``OperatorContract``        ``operators``         cancel, retry, get, list, queue stats
+``DlqContract``             ``dlq``               the dead-letter queue
+``HintContract``            ``hints``             subscribe and its wake-up hints
+``PresenceContract``        ``presence``          which kinds live workers handle, per queue
+``MaintenanceContract``     ``maintenance``       promote, retention, leadership
+``QueueSettingsContract``   ``queue_settings``    configure_queue, retention per queue
+``UniqueContract``          ``unique``            unique keys through every transition
+``PeriodicContract``        ``periodic``          schedules, due fires, the fire's compare-and-set
+``SummaryContract``         ``summary``           the queue summary (an optional capability)
+``StreamedInsertContract``  ``streamed_inserts``  chunks made while written (optional)
+``RefusalContract``         ``refusals``          one table of refused inputs, every verb
+==========================  ====================  ============================================
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from awa.testing.contract.presence import PresenceContract
 from awa.testing.contract.queue_settings import QueueSettingsContract
 from awa.testing.contract.refusals import REFUSALS, Given, Refusal, RefusalContract
 from awa.testing.contract.rescue import RescueContract
+from awa.testing.contract.streamed_inserts import StreamedInsertContract
 from awa.testing.contract.summary import SummaryContract
 from awa.testing.contract.table import TableContract
 from awa.testing.contract.unique import UniqueContract
@@ -75,6 +77,7 @@ __all__ = [
     "RefusalContract",
     "RescueContract",
     "StoreFixtures",
+    "StreamedInsertContract",
     "SummaryContract",
     "TableContract",
     "UniqueContract",
@@ -97,6 +100,7 @@ class ClaimStoreContract(
     UniqueContract,
     PeriodicContract,
     SummaryContract,
+    StreamedInsertContract,
     RefusalContract,
 ):
     """Pytest mix-in: the whole ``ClaimStore`` contract."""

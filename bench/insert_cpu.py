@@ -10,8 +10,9 @@ pgqueuer (``pip install pgqueuer``) next to awa, and creates the databases ``ins
 and ``insert_cpu_pgqueuer`` (dropped and made again).
 
 Workload (the peers'): args ``{seq, ts}``; bulk is 1,000 jobs a call
-(``client.insert_many`` / pgqueuer's list form of ``enqueue``); one is a call per job
-(``client.insert`` / ``enqueue``), each its own transaction.
+(``client.insert_many``, returning the jobs and, as pgqueuer does, only the ids / pgqueuer's
+list form of ``enqueue``); one is a call per job (``client.insert`` / ``enqueue``), each its
+own transaction.
 """
 
 from __future__ import annotations
@@ -84,6 +85,11 @@ async def measure(a: argparse.Namespace) -> None:
             for p in payloads:
                 await client.insert(BenchArgs(**p), queue="q")
 
+    async def ours_ids() -> None:  # what pgqueuer's enqueue returns: the ids
+        await client.insert_many(
+            [awa.InsertSpec(args=BenchArgs(**p), queue="q") for p in payloads], returning="ids"
+        )
+
     async def pgqueuer() -> None:
         if a.mode == "bulk":
             await queries.enqueue(
@@ -94,11 +100,13 @@ async def measure(a: argparse.Namespace) -> None:
                 await queries.enqueue("bench", json.dumps(p).encode(), 0)
 
     runs: dict[str, Callable[[], Awaitable[None]]] = {"awa": ours, "pgqueuer": pgqueuer}
+    if a.mode == "bulk":
+        runs = {"awa": ours, "awa, returning ids": ours_ids, "pgqueuer": pgqueuer}
     for run in runs.values():  # warm up: connections opened, statements prepared
         for _ in range(3):
             await run()
     await asyncio.sleep(0.5)
-    pids = {name: backends(a.dsn, DATABASES[name]) for name in runs}
+    pids = {name: backends(a.dsn, DATABASES[name.split(",")[0]]) for name in runs}
     totals: dict[str, list[float]] = {name: [0.0, 0.0, 0.0] for name in runs}
     for _ in range(a.reps):
         for name, run in runs.items():

@@ -9,7 +9,8 @@ fresh database.) API choices, as a user would write them:
 
   args:        a dataclass ``BenchArgs(seq, ts)``, registered with ``client.task(BenchArgs)``
   one-by-one:  ``await client.insert(BenchArgs(...), queue=q)`` (one statement, autocommit)
-  bulk:        ``await client.insert_many([InsertSpec(args=..., queue=q), ...])``, 1,000 a call
+  bulk:        ``await client.insert_many([InsertSpec(args=..., queue=q), ...], returning="ids")``,
+               1,000 a call (pgqueuer's bulk enqueue, too, returns the ids)
   worker:      ``await client.start([(q, conc)])``; ``default`` = ``QueueConfig(queue=q)``, i.e.
                the library's default concurrency and every other setting at its default
   completion:  DB-confirmed: ``count(*) WHERE queue = q AND state = 'completed'`` reaches n
@@ -95,7 +96,8 @@ class AwaMainPeer:
     async def enqueue_bulk(self, queue: str, payloads: list[dict[str, Any]]) -> None:
         for chunk in common.chunks(payloads, common.BULK_CHUNK):
             await self.client.insert_many(
-                [awa.InsertSpec(args=BenchArgs(**p), queue=queue) for p in chunk]
+                [awa.InsertSpec(args=BenchArgs(**p), queue=queue) for p in chunk],
+                returning="ids",  # what the peers' bulk enqueue returns
             )
 
     async def start_worker(self, queue: str, conc: Any, handler: Any) -> None:

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from datetime import datetime, timezone
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
 from zoneinfo import ZoneInfo
 
 import attrs
@@ -99,6 +99,12 @@ class InsertSpec:
 _UNDECLARED = JobKind()  # a kind without @awa.job_kind: no option declared
 
 
+def _returns_ids(returning: object) -> bool:
+    if returning not in ("jobs", "ids"):
+        raise ValidationError(f"returning takes 'jobs' or 'ids', got {returning!r}")
+    return returning == "ids"
+
+
 def _first(option: int | None, declared: int | None, default: int) -> int:
     if option is not None:
         return option
@@ -140,6 +146,8 @@ def _shape(spec: InsertSpec) -> tuple[Any, ...] | None:
 _TAG_LISTS = frozenset({tuple, list})
 #: shapes whose first request ``_Operations`` keeps; past that it starts again
 _SHAPES_KEPT_MAX = 256
+#: what ``insert_many`` returns: the inserted ``Job`` values, or only their ids
+Returning = Literal["jobs", "ids"]
 #: jobs per chunk of a streamed insert: small enough that making the next chunk overlaps the
 #: database taking in the last, large enough that a chunk costs far more than handing it over
 STREAM_CHUNK_JOBS = 200
@@ -486,16 +494,50 @@ class AsyncClient:
         [job] = await self.insert_many([spec], conn=conn, on_conflict=on_conflict)
         return job
 
+    @overload
     async def insert_many(
         self,
         items: Sequence[Any | InsertSpec],
         *,
         conn: Any = None,
         on_conflict: OnConflict = "raise",
-    ) -> list[JobRecord]:
+        returning: Literal["jobs"] = "jobs",
+    ) -> list[JobRecord]: ...
+
+    @overload
+    async def insert_many(
+        self,
+        items: Sequence[Any | InsertSpec],
+        *,
+        conn: Any = None,
+        on_conflict: OnConflict = "raise",
+        returning: Literal["ids"],
+    ) -> list[int]: ...
+
+    async def insert_many(
+        self,
+        items: Sequence[Any | InsertSpec],
+        *,
+        conn: Any = None,
+        on_conflict: OnConflict = "raise",
+        returning: Returning = "jobs",
+    ) -> list[JobRecord] | list[int]:
+        """Insert every item (args, or an ``InsertSpec`` with options) in one transaction; one
+        bad item refuses the batch with ``ValidationError`` and writes nothing. Returns the
+        jobs in order, or with ``returning="ids"`` only their ids, which spares a large batch
+        the making of a ``Job`` value per item."""
+        ids = _returns_ids(returning)
         if conn is None and self._streams is not None and self._ops.streamable(items):
             chunks = self._ops.new_job_chunks(items)  # made while the store writes the last
+            if ids:
+                return await self._streams.insert_streamed_ids_async(len(items), chunks)
             return await self._streams.insert_streamed_async(len(items), chunks)
+        jobs = await self._insert_jobs(items, conn, on_conflict)
+        return [job.id for job in jobs] if ids else jobs
+
+    async def _insert_jobs(
+        self, items: Sequence[Any | InsertSpec], conn: Any, on_conflict: OnConflict
+    ) -> list[JobRecord]:
         jobs = self._ops.new_jobs(items)
         if conn is not None:  # awaited if it is an asyncio connection, else on this thread
             on_conn = self._ops.on_connection()
@@ -846,17 +888,43 @@ class Client:
         [job] = self.insert_many([spec], conn=conn, on_conflict=on_conflict)
         return job
 
+    @overload
     def insert_many(
         self,
         items: Sequence[Any | InsertSpec],
         *,
         conn: Any = None,
         on_conflict: OnConflict = "raise",
-    ) -> list[JobRecord]:
+        returning: Literal["jobs"] = "jobs",
+    ) -> list[JobRecord]: ...
+
+    @overload
+    def insert_many(
+        self,
+        items: Sequence[Any | InsertSpec],
+        *,
+        conn: Any = None,
+        on_conflict: OnConflict = "raise",
+        returning: Literal["ids"],
+    ) -> list[int]: ...
+
+    def insert_many(
+        self,
+        items: Sequence[Any | InsertSpec],
+        *,
+        conn: Any = None,
+        on_conflict: OnConflict = "raise",
+        returning: Returning = "jobs",
+    ) -> list[JobRecord] | list[int]:
+        """``AsyncClient.insert_many`` on this thread."""
+        ids = _returns_ids(returning)
         if conn is None and self._streams is not None and self._ops.streamable(items):
             chunks = self._ops.new_job_chunks(items)  # made while the store writes the last
+            if ids:
+                return self._streams.insert_streamed_ids(len(items), chunks)
             return self._streams.insert_streamed(len(items), chunks)
-        return self._ops.insert(self._ops.new_jobs(items), conn, on_conflict)
+        jobs = self._ops.insert(self._ops.new_jobs(items), conn, on_conflict)
+        return [job.id for job in jobs] if ids else jobs
 
     def cancel_by_unique_key(
         self,

@@ -362,3 +362,32 @@ def test_insert_many_with_a_unique_job_among_many_chunks_keeps_the_unique_insert
         with pytest.raises(UniqueConflict):
             client.insert_many(items)
         assert client.store.count_jobs() == 401
+
+
+def test_insert_many_returning_ids_writes_the_same_rows_on_every_path(
+    pg_clean_url: str,
+) -> None:
+    with awa.Client(pg_clean_url) as client:
+        streamed = client.insert_many(_items(450), returning="ids")
+        whole = client.insert_many(_items(3), returning="ids")  # one chunk: made whole
+        store = client.store
+        assert [store.get_job(job_id).args["n"] for job_id in streamed] == list(range(450))
+        assert [store.get_job(job_id).args["n"] for job_id in whole] == [0, 1, 2]
+        assert streamed == sorted(streamed)
+        assert whole[0] > streamed[-1]
+        with pytest.raises(awa.ValidationError, match="returning takes 'jobs' or 'ids'"):
+            client.insert_many(_items(450), returning="rows")  # type: ignore[call-overload]
+        assert store.count_jobs() == 453
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(new_jobs().filter(lambda job: job.unique is None), min_size=1, max_size=8))
+def test_rows_made_without_jobs_are_the_rows_made_from_them(requests: list[NewJob]) -> None:
+    """``insert_streamed_ids`` writes ``copy_rows``; ``insert_streamed`` writes
+    ``copy_text`` of the jobs the domain made: the same text, so the same rows."""
+    now = datetime(2030, 1, 2, 3, 4, 5, 678901, tzinfo=timezone.utc)
+    ids = [str(n) for n in range(7, 7 + len(requests))]
+    jobs = plain_inserts.jobs_from_reserved(requests, now, ids)
+    text, woken = plain_inserts.copy_rows(requests, now, ids)
+    assert text == plain_inserts.copy_text(jobs, requests)
+    assert woken == plain_inserts.woken_queues(jobs)

@@ -323,3 +323,39 @@ def test_every_two_values_of_an_option_in_one_batch_are_made_as_alone(
                     ops.new_jobs(items)
                 continue
             assert [_fields(job) for job in ops.new_jobs(items)] == expected, (key, first, second)
+
+
+@pytest.mark.parametrize("bad_at", [0, 199, 200, 777, 999])
+def test_one_bad_item_in_a_batch_of_many_chunks_refuses_it_whatever_its_place(
+    backend: Backend, bad_at: int
+) -> None:
+    """On PostgreSQL a batch of more than one chunk is streamed: made a chunk at a time while
+    the last is written. A bad item in any chunk still refuses the whole batch."""
+
+    async def story() -> None:
+        _, _, [client] = backend.clients()
+        items = [Send("a", n) for n in range(1_000)]
+        items[bad_at] = Send("b", object())  # type: ignore[arg-type]
+        with pytest.raises(awa.ValidationError, match=r"args\.n holds a object"):
+            await client.insert_many(items)
+        with pytest.raises(awa.ValidationError, match=r"args\.n holds a object"):
+            await client.insert_many(items, returning="ids")
+        assert await client.count_jobs() == 0
+
+    run(story)
+
+
+@pytest.mark.parametrize("size", [1, 200, 201, 1_000])
+def test_insert_many_returning_ids_gives_the_ids_of_the_jobs_it_wrote(
+    backend: Backend, size: int
+) -> None:
+    async def story() -> None:
+        _, _, [client] = backend.clients()
+        ids = await client.insert_many([Send("a", n) for n in range(size)], returning="ids")
+        assert all(type(job_id) is int for job_id in ids)
+        assert [(await client.get_job(job_id)).args["n"] for job_id in ids] == list(range(size))
+        with pytest.raises(awa.ValidationError, match="returning takes 'jobs' or 'ids'"):
+            await client.insert_many([Send("a", 1)], returning=None)  # type: ignore[call-overload]
+        assert await client.count_jobs() == size
+
+    run(story)

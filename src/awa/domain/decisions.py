@@ -32,6 +32,7 @@ __all__ = [
     "claim_order",
     "create_job",
     "create_jobs",
+    "decided_alike",
     "effective_priority",
     "finish",
     "heartbeat",
@@ -136,7 +137,7 @@ def create_jobs(news: Sequence[NewJob], *, job_ids: Sequence[int], now: datetime
     shared: dict[str, Any] | None = None
     first = None
     for new, job_id in zip(news, job_ids, strict=True):
-        if shared is not None and first is not None and _same_shape(new, first):
+        if shared is not None and first is not None and decided_alike(new, first):
             jobs.append(Job(id=job_id, args=new.args, metadata=new.metadata, **shared))
             continue
         job = create_job(new, job_id=job_id, now=now)
@@ -145,7 +146,7 @@ def create_jobs(news: Sequence[NewJob], *, job_ids: Sequence[int], now: datetime
     return jobs
 
 
-def _same_shape(new: NewJob, first: NewJob) -> bool:
+def decided_alike(new: NewJob, first: NewJob) -> bool:
     """Whether ``create_job`` decides the same for both but for id, args and metadata: the
     same objects, so no value comparison can be fooled (``1 == True``, one instant in two
     zones)."""

@@ -106,11 +106,22 @@ class StreamsInserts(Protocol):
         in order, as ``insert`` does."""
         ...
 
+    def insert_streamed_ids(self, count: int, chunks: Iterable[Sequence[NewJob]]) -> list[int]:
+        """``insert_streamed`` returning only the ids, in order (``insert_many(...,
+        returning="ids")``): the store need not make a ``Job`` value of each."""
+        ...
+
     async def insert_streamed_async(
         self, count: int, chunks: Iterable[Sequence[NewJob]]
     ) -> list[Job]:
         """``insert_streamed``, awaited on the caller's event loop (the chunks are made
         there)."""
+        ...
+
+    async def insert_streamed_ids_async(
+        self, count: int, chunks: Iterable[Sequence[NewJob]]
+    ) -> list[int]:
+        """``insert_streamed_ids``, awaited on the caller's event loop."""
         ...
 
 

@@ -16,7 +16,7 @@ from psycopg_pool import ConnectionPool
 from awa.adapters.postgres._errors import translate_errors
 from awa.adapters.postgres.connections import Bounds, LoopBound, connect_options
 from awa.adapters.postgres.enqueue import insert_jobs_async
-from awa.adapters.postgres.plain_inserts import insert_streamed_async
+from awa.adapters.postgres.plain_inserts import Streamer
 from awa.domain import Job, NewJob, OnConflict
 
 __all__ = ["LoopInserts"]
@@ -85,15 +85,16 @@ class LoopInserts:
         )
 
     async def insert_streamed(
-        self, count: int, chunks: Iterable[Sequence[NewJob]], clock: Any
-    ) -> list[Job] | None:
-        """A streamed insert (``plain_inserts.insert_streamed_async``), or ``None`` when it
-        should go through the store, with ``chunks`` not yet asked for a single job."""
+        self, insert: Streamer[T], count: int, chunks: Iterable[Sequence[NewJob]], clock: Any
+    ) -> T | None:
+        """A streamed insert (``plain_inserts.insert_streamed_async`` or its ``_ids`` twin),
+        or ``None`` when it should go through the store, with ``chunks`` not yet asked for a
+        single job."""
 
-        async def streamed(conn: psycopg.AsyncConnection[Any]) -> list[Job]:
+        async def streamed(conn: psycopg.AsyncConnection[Any]) -> T:
             now = clock.now() if clock else None
             with translate_errors("inserting jobs"):
-                return await insert_streamed_async(conn, count, chunks, now)
+                return await insert(conn, count, chunks, now)
 
         return await self._on_connection(streamed)
 

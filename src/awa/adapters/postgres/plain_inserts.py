@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import psycopg
@@ -36,16 +36,20 @@ from psycopg.rows import tuple_row
 from awa.adapters.postgres._rows import stored_args, stored_json
 from awa.adapters.postgres._sql import SQL
 from awa.domain import Job, JobState, NewJob, ValidationError
-from awa.domain.decisions import create_job, create_jobs
+from awa.domain.decisions import create_job, create_jobs, decided_alike
 
 __all__ = [
     "COPY_CHUNK_JOBS",
+    "Streamer",
     "copy_chunks",
+    "copy_rows",
     "copy_text",
     "insert_plain",
     "insert_plain_async",
     "insert_streamed",
     "insert_streamed_async",
+    "insert_streamed_ids",
+    "insert_streamed_ids_async",
     "is_plain",
     "jobs_from_reserved",
     "single_job",
@@ -54,6 +58,12 @@ __all__ = [
 ]
 
 _UTC = timezone.utc
+T = TypeVar("T")
+#: ``insert_streamed_async`` or ``insert_streamed_ids_async``
+Streamer = Callable[
+    [psycopg.AsyncConnection[Any], int, Iterable[Sequence[NewJob]], datetime | None],
+    Awaitable[T],
+]
 #: jobs per COPY message: small enough to overlap making rows with PostgreSQL reading them
 COPY_CHUNK_JOBS = 200
 # COPY's text format: a backslash, tab, newline or carriage return inside a field is escaped
@@ -123,13 +133,15 @@ def _slices(jobs: Sequence[NewJob]) -> Iterator[Sequence[NewJob]]:
 
 
 def copy_chunks(
-    chunks: Iterable[Sequence[NewJob]], now: datetime, ids: str
-) -> Iterator[tuple[list[Job], str]]:
-    """``jobs_from_reserved`` and ``copy_text`` a chunk of requests at a time, from the
-    reservation's comma-separated ids: PostgreSQL takes in one chunk while the next is made
-    (a streamed insert's chunks are made, and validated, only when asked for), so the two
-    cores share the work. Refuses a unique job (COPY cannot look for its key's holder), and
-    more or fewer jobs than ids, before writing the chunk that shows it."""
+    chunks: Iterable[Sequence[NewJob]], now: datetime, ids: str, *, make_jobs: bool = True
+) -> Iterator[tuple[list[Job], list[str], str]]:
+    """A chunk of requests at a time, from the reservation's comma-separated ids: the jobs
+    (``jobs_from_reserved``; none unless ``make_jobs``), the queues that got an available job,
+    and the COPY text (``copy_text``, or ``copy_rows`` without jobs). PostgreSQL takes in one
+    chunk while the next is made (a streamed insert's chunks are made, and validated, only
+    when asked for), so the two cores share the work. Refuses a unique job (COPY cannot look
+    for its key's holder), and more or fewer jobs than ids, before writing the chunk that
+    shows it."""
     id_texts = ids.split(",")
     start = 0
     for requests in chunks:
@@ -138,8 +150,12 @@ def copy_chunks(
             raise ValidationError(f"the chunks made more than the {len(id_texts)} jobs counted")
         if not is_plain(requests):
             raise ValidationError("a streamed insert takes jobs without unique keys")
-        created = jobs_from_reserved(requests, now, id_texts[start:end])
-        yield created, copy_text(created, requests)
+        if make_jobs:
+            created = jobs_from_reserved(requests, now, id_texts[start:end])
+            yield created, woken_queues(created), copy_text(created, requests)
+        else:
+            text, woken = copy_rows(requests, now, id_texts[start:end])
+            yield [], woken, text
         start = end
     if start != len(id_texts):
         raise ValidationError(f"the chunks made {start} jobs, not the {len(id_texts)} counted")
@@ -166,17 +182,45 @@ def copy_text(jobs: Sequence[Job], new: Sequence[NewJob]) -> str:
         if shape is None or not _same_columns(job, shape):
             # a run of one shape (decisions.create_jobs) shares these columns' text
             shape = job
-            head = f"{job.kind}\t{job.queue}\t"
-            tail = (
-                f"{job.state.value}\t{job.priority}\t{job.attempt}\t{job.max_attempts}\t"
-                f"{job.run_lease}\t{job.run_at.isoformat()}\t{job.created_at.isoformat()}\t"
-                f"{_field(text_array(job.tags)) if job.tags else '{}'}\t"
-            )
+            head, tail = _shape_columns(job)
         lines.append(
             f"{job.id}\t{head}{_json_field(stored_args(request))}\t{tail}"
             f"{_json_field(stored_json(request.metadata))}\n"
         )
     return "".join(lines)
+
+
+def copy_rows(new: Sequence[NewJob], now: datetime, ids: Sequence[str]) -> tuple[str, list[str]]:
+    """``copy_text`` of new jobs without making a ``Job`` of each: the domain decides the
+    first job of each run of one shape (``decided_alike``), whose columns but id, args and
+    metadata every job of the run shares. Also the queues that got an available job."""
+    lines = []
+    woken: dict[str, None] = {}
+    first: NewJob | None = None
+    head = tail = ""
+    for request, job_id in zip(new, ids, strict=True):
+        if first is None or not decided_alike(request, first):
+            job = _utc(create_job(request, job_id=int(job_id), now=now.astimezone(_UTC)))
+            first = request
+            head, tail = _shape_columns(job)
+            if job.state is JobState.AVAILABLE:
+                woken[job.queue] = None
+        lines.append(
+            f"{job_id}\t{head}{_json_field(stored_args(request))}\t{tail}"
+            f"{_json_field(stored_json(request.metadata))}\n"
+        )
+    return "".join(lines), list(woken)
+
+
+def _shape_columns(job: Job) -> tuple[str, str]:
+    """The text of the columns before args and between args and metadata."""
+    head = f"{job.kind}\t{job.queue}\t"
+    tail = (
+        f"{job.state.value}\t{job.priority}\t{job.attempt}\t{job.max_attempts}\t"
+        f"{job.run_lease}\t{job.run_at.isoformat()}\t{job.created_at.isoformat()}\t"
+        f"{_field(text_array(job.tags)) if job.tags else '{}'}\t"
+    )
+    return head, tail
 
 
 def _same_columns(job: Job, shape: Job) -> bool:
@@ -249,7 +293,34 @@ def insert_streamed(
 ) -> list[Job]:
     """Insert ``count`` jobs without unique keys, taken from ``chunks`` one chunk at a time,
     each made only once the last is on its way; all or none of them (an exception from
-    ``chunks`` rolls back)."""
+    ``chunks`` rolls back). On a connection in the caller's transaction, such an exception
+    leaves that transaction failed: stream on a connection of your own."""
+    return _streamed(conn, count, chunks, now, make_jobs=True)[0]
+
+
+def insert_streamed_ids(
+    conn: psycopg.Connection[Any],
+    count: int,
+    chunks: Iterable[Sequence[NewJob]],
+    now: datetime | None,
+) -> list[int]:
+    """``insert_streamed`` returning only the ids, in order: no ``Job`` is made."""
+    return _ids(_streamed(conn, count, chunks, now, make_jobs=False)[1])
+
+
+def _ids(ids: str) -> list[int]:
+    return [int(job_id) for job_id in ids.split(",")]
+
+
+def _streamed(
+    conn: psycopg.Connection[Any],
+    count: int,
+    chunks: Iterable[Sequence[NewJob]],
+    now: datetime | None,
+    *,
+    make_jobs: bool,
+) -> tuple[list[Job], str]:
+    """The jobs written (none unless ``make_jobs``) and their ids as text."""
     own = _idle_autocommit(conn)
     with psycopg.ClientCursor(conn, row_factory=tuple_row) as cur:
         try:
@@ -258,11 +329,13 @@ def insert_streamed(
                 cur.nextset()
             now, ids = _one(cur.fetchone())[:2]
             created: list[Job] = []
+            woken: dict[str, None] = {}
             with cur.copy(SQL["copy_jobs"]) as copy:
-                for chunk, text in copy_chunks(chunks, now, ids):
+                for chunk, queues, text in copy_chunks(chunks, now, ids, make_jobs=make_jobs):
                     created += chunk
+                    woken.update(dict.fromkeys(queues))
                     copy.write(text)
-            queues = woken_queues(created)
+            queues = list(woken)
             end = _wake_and_end(queues, own)
             if end is not None:
                 cur.execute(end, {"queues": queues})
@@ -271,7 +344,7 @@ def insert_streamed(
                 with contextlib.suppress(Exception):
                     conn.execute("ROLLBACK")
             raise
-    return created
+    return created, ids
 
 
 async def insert_plain_async(
@@ -292,6 +365,28 @@ async def insert_streamed_async(
     now: datetime | None,
 ) -> list[Job]:
     """``insert_streamed`` on an ``AsyncConnection``."""
+    return (await _streamed_async(conn, count, chunks, now, make_jobs=True))[0]
+
+
+async def insert_streamed_ids_async(
+    conn: psycopg.AsyncConnection[Any],
+    count: int,
+    chunks: Iterable[Sequence[NewJob]],
+    now: datetime | None,
+) -> list[int]:
+    """``insert_streamed_ids`` on an ``AsyncConnection``."""
+    return _ids((await _streamed_async(conn, count, chunks, now, make_jobs=False))[1])
+
+
+async def _streamed_async(
+    conn: psycopg.AsyncConnection[Any],
+    count: int,
+    chunks: Iterable[Sequence[NewJob]],
+    now: datetime | None,
+    *,
+    make_jobs: bool,
+) -> tuple[list[Job], str]:
+    """``_streamed`` on an ``AsyncConnection``."""
     own = _idle_autocommit(conn)
     async with psycopg.AsyncClientCursor(conn, row_factory=tuple_row) as cur:
         try:
@@ -300,11 +395,13 @@ async def insert_streamed_async(
                 cur.nextset()
             now, ids = _one(await cur.fetchone())[:2]
             created: list[Job] = []
+            woken: dict[str, None] = {}
             async with cur.copy(SQL["copy_jobs"]) as copy:
-                for chunk, text in copy_chunks(chunks, now, ids):
+                for chunk, queues, text in copy_chunks(chunks, now, ids, make_jobs=make_jobs):
                     created += chunk
+                    woken.update(dict.fromkeys(queues))
                     await copy.write(text)
-            queues = woken_queues(created)
+            queues = list(woken)
             end = _wake_and_end(queues, own)
             if end is not None:
                 await cur.execute(end, {"queues": queues})
@@ -313,7 +410,7 @@ async def insert_streamed_async(
                 with contextlib.suppress(Exception):
                     await conn.execute("ROLLBACK")
             raise
-    return created
+    return created, ids
 
 
 def _one(row: Any) -> Any:

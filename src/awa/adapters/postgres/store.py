@@ -65,7 +65,14 @@ from awa.adapters.postgres.connections import (
 from awa.adapters.postgres.enqueue import insert_on
 from awa.adapters.postgres.listen import Subscriptions, pool_connector
 from awa.adapters.postgres.loop_inserts import LoopInserts
-from awa.adapters.postgres.plain_inserts import insert_plain, insert_streamed, is_plain
+from awa.adapters.postgres.plain_inserts import (
+    insert_plain,
+    insert_streamed,
+    insert_streamed_async,
+    insert_streamed_ids,
+    insert_streamed_ids_async,
+    is_plain,
+)
 from awa.domain import (
     Complete,
     DlqEntry,
@@ -281,6 +288,13 @@ class PostgresStore(StoreCore, WorkerPresence):
         with self._connection("inserting jobs") as conn:
             return insert_streamed(conn, count, chunks, now)
 
+    def insert_streamed_ids(self, count: int, chunks: Iterable[Sequence[NewJob]]) -> list[int]:
+        """``insert_streamed`` returning the ids alone: no ``Job`` value is made."""
+        check_streamed_count(count)
+        now = self._now()
+        with self._connection("inserting jobs") as conn:
+            return insert_streamed_ids(conn, count, chunks, now)
+
     async def insert_streamed_async(
         self, count: int, chunks: Iterable[Sequence[NewJob]]
     ) -> list[Job]:
@@ -288,10 +302,22 @@ class PostgresStore(StoreCore, WorkerPresence):
         insert, or another one on it), every chunk is made first and the jobs inserted as
         ``insert_async`` does."""
         check_streamed_count(count)
-        inserted = await self._loop_inserts.insert_streamed(count, chunks, self.clock)
+        loop = self._loop_inserts
+        inserted = await loop.insert_streamed(insert_streamed_async, count, chunks, self.clock)
         if inserted is not None:
             return inserted
         return await self.insert_async([job for chunk in chunks for job in chunk])
+
+    async def insert_streamed_ids_async(
+        self, count: int, chunks: Iterable[Sequence[NewJob]]
+    ) -> list[int]:
+        """``insert_streamed_ids`` as ``insert_streamed_async`` goes about it."""
+        check_streamed_count(count)
+        loop = self._loop_inserts
+        ids = await loop.insert_streamed(insert_streamed_ids_async, count, chunks, self.clock)
+        if ids is not None:
+            return ids
+        return [job.id for job in await self.insert_async([j for c in chunks for j in c])]
 
     async def close_async(self) -> None:
         """Close the connection ``insert_async`` opened on this event loop."""

@@ -50,6 +50,17 @@ class StreamedInsertContract(StoreFixtures):
         ]
         assert store.count_jobs() == 450
 
+    def test_with_ids_alone_the_same_rows_are_written(
+        self, store: ClaimStore, streams: StreamsInserts
+    ) -> None:
+        requests = _requests(450)
+        ids = streams.insert_streamed_ids(450, _chunks(requests, 200))
+        assert ids == sorted(ids)
+        written = [store.get_job(job_id) for job_id in ids]
+        assert [job.args for job in written] == [request.args for request in requests]
+        assert [job.queue for job in written] == [request.queue for request in requests]
+        assert all(job.state is JobState.AVAILABLE for job in written)
+
     def test_awaited_on_a_loop_the_same_jobs_are_written(
         self, store: ClaimStore, streams: StreamsInserts
     ) -> None:
@@ -61,8 +72,13 @@ class StreamedInsertContract(StoreFixtures):
                 for chunks in (_chunks(requests, 100), _chunks(requests, 250))
             ]
 
+        async def ids() -> list[int]:
+            return await streams.insert_streamed_ids_async(300, _chunks(requests, 200))
+
         assert asyncio.run(twice()) == [list(range(300))] * 2
-        assert store.count_jobs() == 600
+        streamed = asyncio.run(ids())
+        assert [store.get_job(job_id).args["n"] for job_id in streamed] == list(range(300))
+        assert store.count_jobs() == 900
 
     def test_a_chunk_that_raises_leaves_nothing_written(
         self, store: ClaimStore, streams: StreamsInserts
@@ -75,6 +91,8 @@ class StreamedInsertContract(StoreFixtures):
 
         with pytest.raises(ValidationError, match="item 250: bad args"):
             streams.insert_streamed(400, chunks())
+        with pytest.raises(ValidationError, match="item 250: bad args"):
+            streams.insert_streamed_ids(400, chunks())
         assert store.count_jobs() == 0
         assert len(streams.insert_streamed(2, iter([requests[:2]]))) == 2  # still inserting
 
@@ -84,15 +102,21 @@ class StreamedInsertContract(StoreFixtures):
     ) -> None:
         with pytest.raises(ValidationError, match="400"):
             streams.insert_streamed(400, _chunks(_requests(made), 200))
+        with pytest.raises(ValidationError, match="400"):
+            streams.insert_streamed_ids(400, _chunks(_requests(made), 200))
         assert store.count_jobs() == 0
 
     def test_a_unique_job_is_refused(self, store: ClaimStore, streams: StreamsInserts) -> None:
         requests = [*_requests(300), NewJob(kind="k", unique=Unique())]
         with pytest.raises(ValidationError, match="unique"):
             streams.insert_streamed(301, _chunks(requests, 200))
+        with pytest.raises(ValidationError, match="unique"):
+            streams.insert_streamed_ids(301, _chunks(requests, 200))
         assert store.count_jobs() == 0
 
     @pytest.mark.parametrize("count", [0, 1, True, "2", BATCH_SIZE_MAX + 1])
     def test_a_count_out_of_bounds_is_refused(self, streams: StreamsInserts, count: object) -> None:
         with pytest.raises(ValidationError, match="a streamed insert takes 2 to"):
             streams.insert_streamed(count, iter([]))  # type: ignore[arg-type]
+        with pytest.raises(ValidationError, match="a streamed insert takes 2 to"):
+            streams.insert_streamed_ids(count, iter([]))  # type: ignore[arg-type]

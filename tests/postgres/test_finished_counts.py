@@ -118,13 +118,20 @@ def test_an_estimate_is_never_below_what_was_counted(
 
 def test_the_count_reads_a_bounded_part_of_the_finished_jobs(pg_clean_url: str) -> None:
     """30,000 finished jobs, 600 of them within the window: the count reads at most the bound
-    of each group, the window's jobs, and a step of the index per group, never all of them."""
+    of each group, the window's jobs, and a step of the index per group, never all of them.
+
+    A partition this small the planner may rightly read whole (a sequential scan of 300 pages
+    beats 600 index lookups), so sequential and parallel scans are priced out here, as they
+    are by a partition of millions: what is tested is that the statement's index paths stay
+    bounded (the count before migration 0011 read all 30,000 through any index)."""
     for queue in ("a", "b"):
         _finished(pg_clean_url, queue, "completed", 14_700, "2 hours")
         _finished(pg_clean_url, queue, "completed", 300, "1 minute")
     _vacuum_analyze(pg_clean_url)
     bound = 1_000
     with psycopg.connect(pg_clean_url, autocommit=True) as conn:
+        conn.execute(SQL["session_settings"])  # as on every connection of the store
+        conn.execute("SET enable_seqscan = off; SET max_parallel_workers_per_gather = 0")
         now = conn.execute("SELECT now()").fetchone()
         assert now is not None
         params = {"now": now[0], "since": now[0] - timedelta(minutes=5), "exact_max": bound}
@@ -140,9 +147,9 @@ def test_the_count_reads_a_bounded_part_of_the_finished_jobs(pg_clean_url: str) 
 def _rows_read(node: dict[str, Any], relation: str) -> int:
     """Rows that the plan's scans of ``relation`` returned, over all their loops."""
     read = 0
-    if node.get("Relation Name") == relation:
-        read += int(node["Actual Rows"]) * int(node["Actual Loops"])
-        read += int(node.get("Rows Removed by Filter", 0))
+    if node.get("Relation Name") == relation:  # both figures are per loop
+        loops = int(node["Actual Loops"])
+        read += (int(node["Actual Rows"]) + int(node.get("Rows Removed by Filter", 0))) * loops
     for child in node.get("Plans", []):
         read += _rows_read(child, relation)
     return read

@@ -12,7 +12,9 @@ and ``insert_cpu_pgqueuer`` (dropped and made again).
 Workload (the peers'): args ``{seq, ts}``; bulk is 1,000 jobs a call
 (``client.insert_many``, returning the jobs and, as pgqueuer does, only the ids / pgqueuer's
 list form of ``enqueue``); one is a call per job (``client.insert`` / ``enqueue``), each its
-own transaction.
+own transaction, beside the floor under both: a bare prepared ``INSERT ... RETURNING`` of the
+same args, committed, from asyncpg (pgqueuer's driver) and from psycopg (ours), into a table
+with only a primary key (database ``insert_cpu_bare``).
 """
 
 from __future__ import annotations
@@ -30,7 +32,11 @@ import psycopg
 import awa
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-DATABASES = {"awa": "insert_cpu_awa", "pgqueuer": "insert_cpu_pgqueuer"}
+DATABASES = {"awa": "insert_cpu_awa", "pgqueuer": "insert_cpu_pgqueuer", "bare": "insert_cpu_bare"}
+# the floor under any library's single insert: one prepared INSERT ... RETURNING of a row of the
+# same args into a table with nothing but a primary key, committed (autocommit) and waited for
+_BARE_TABLE = "CREATE TABLE bare_jobs (id bigserial PRIMARY KEY, kind text, args jsonb)"
+_BARE_INSERT = "INSERT INTO bare_jobs (kind, args) VALUES ({}, {}::jsonb) RETURNING id"
 
 
 @dataclasses.dataclass
@@ -75,6 +81,12 @@ async def measure(a: argparse.Namespace) -> None:
     await queries.install()
     n = 1000 if a.mode == "bulk" else 100
     payloads = [{"seq": i, "ts": 0.0} for i in range(n)]
+    bare_pg = await asyncpg.connect(f"{a.dsn}/{DATABASES['bare']}")
+    await bare_pg.execute(_BARE_TABLE)
+    bare_insert = await bare_pg.prepare(_BARE_INSERT.format("$1", "$2"))
+    bare_psycopg = await psycopg.AsyncConnection.connect(
+        f"{a.dsn}/{DATABASES['bare']}", autocommit=True
+    )
 
     async def ours() -> None:
         if a.mode == "bulk":
@@ -99,14 +111,30 @@ async def measure(a: argparse.Namespace) -> None:
             for p in payloads:
                 await queries.enqueue("bench", json.dumps(p).encode(), 0)
 
-    runs: dict[str, Callable[[], Awaitable[None]]] = {"awa": ours, "pgqueuer": pgqueuer}
+    async def asyncpg_bare() -> None:
+        for p in payloads:
+            await bare_insert.fetchval("bench", json.dumps(p))
+
+    async def psycopg_bare() -> None:
+        for p in payloads:
+            cur = await bare_psycopg.execute(
+                _BARE_INSERT.format("%s", "%s"), ("bench", json.dumps(p)), prepare=True
+            )
+            await cur.fetchone()
+
+    runs: dict[str, Callable[[], Awaitable[None]]] = {
+        "awa": ours,
+        "pgqueuer": pgqueuer,
+        "bare INSERT, asyncpg": asyncpg_bare,
+        "bare INSERT, psycopg": psycopg_bare,
+    }
     if a.mode == "bulk":
         runs = {"awa": ours, "awa, returning ids": ours_ids, "pgqueuer": pgqueuer}
     for run in runs.values():  # warm up: connections opened, statements prepared
         for _ in range(3):
             await run()
     await asyncio.sleep(0.5)
-    pids = {name: backends(a.dsn, DATABASES[name.split(",")[0]]) for name in runs}
+    pids = {name: backends(a.dsn, DATABASES[_database_of(name)]) for name in runs}
     totals: dict[str, list[float]] = {name: [0.0, 0.0, 0.0] for name in runs}
     for _ in range(a.reps):
         for name, run in runs.items():
@@ -124,7 +152,13 @@ async def measure(a: argparse.Namespace) -> None:
         per = (producer / jobs * 1e6, backend / jobs * 1e6)
         print(f"| {name} | {jobs / wall:,.0f} | {per[0]:.1f} | {per[1]:.1f} | {sum(per):.1f} |")
     await pg_conn.close()
+    await bare_pg.close()
+    await bare_psycopg.close()
     await client.close()
+
+
+def _database_of(run: str) -> str:
+    return "bare" if run.startswith("bare") else run.split(",")[0]
 
 
 def main() -> None:

@@ -116,7 +116,7 @@ POOL_SIZE_DEFAULT = 10
 #: the leadership name maintenance takes (a row of awa.leader)
 MAINTENANCE_LEADERSHIP = "maintenance"
 #: the queue summary counts a queue's finished jobs of one state exactly up to this many, and
-#: estimates a larger group (count_queue_states.sql): its cost stays bounded however many
+#: estimates a larger group (count_finished_states.sql): its cost stays bounded however many
 #: finished jobs retention keeps
 FINISHED_EXACT_MAX = 50_000
 _STATES = {state.value: state for state in JobState}
@@ -576,9 +576,11 @@ class PostgresStore(StoreCore, WorkerPresence):
             now = tx.now()
             since = now - timedelta(seconds=window_s)
             window = {"now": now, "since": since}
-            counting = {**window, "exact_max": FINISHED_EXACT_MAX}
-            states = tx.cur.execute(SQL["count_queue_states"], counting).fetchall()
             dead = tx.cur.execute(SQL["count_dead_letters"], window).fetchall()
+            states = tx.cur.execute(SQL["count_queue_states"], window).fetchall()
+            tx.cur.execute(SQL["no_sequential_scans"])
+            finished = {**window, "exact_max": FINISHED_EXACT_MAX}
+            states += tx.cur.execute(SQL["count_finished_states"], finished).fetchall()
             params = {
                 "counted_at": now,
                 "window_s": float(window_s),

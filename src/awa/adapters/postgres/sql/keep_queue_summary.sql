@@ -1,5 +1,6 @@
--- Purpose: keep the counts of count_queue_states.sql and count_dead_letters.sql as the queue
---   summary, replacing the last one (queue_summary.sql reads it).
+-- Purpose: keep the counts of count_queue_states.sql with count_finished_states.sql, and of
+--   count_dead_letters.sql, as the queue summary, replacing the last one (queue_summary.sql
+--   reads it).
 -- Parameters: counted_at timestamptz, window_s float, states jsonb, dead jsonb (the groups as
 --   arrays, see migration 0007).
 -- Transition: none (writes the one row of awa.queue_summary).

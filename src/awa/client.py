@@ -47,6 +47,7 @@ from awa.domain.defaults import (
     HEARTBEAT_INTERVAL_S,
     STALENESS_S,
 )
+from awa.domain.unique import check_on_conflict
 from awa.domain.validation import ARGS_BYTES_MAX_DEFAULT, check_args_size, check_state
 from awa.ports import (
     BATCH_SIZE_MAX,
@@ -528,6 +529,7 @@ class AsyncClient:
         the making of a ``Job`` value per item."""
         ids = _returns_ids(returning)
         if conn is None and self._streams is not None and self._ops.streamable(items):
+            check_on_conflict(on_conflict)  # refused as the store's insert would refuse it
             chunks = self._ops.new_job_chunks(items)  # made while the store writes the last
             if ids:
                 return await self._streams.insert_streamed_ids_async(len(items), chunks)
@@ -919,6 +921,7 @@ class Client:
         """``AsyncClient.insert_many`` on this thread."""
         ids = _returns_ids(returning)
         if conn is None and self._streams is not None and self._ops.streamable(items):
+            check_on_conflict(on_conflict)  # refused as the store's insert would refuse it
             chunks = self._ops.new_job_chunks(items)  # made while the store writes the last
             if ids:
                 return self._streams.insert_streamed_ids(len(items), chunks)

@@ -359,3 +359,15 @@ def test_insert_many_returning_ids_gives_the_ids_of_the_jobs_it_wrote(
         assert await client.count_jobs() == size
 
     run(story)
+
+
+@pytest.mark.parametrize("size", [3, 1_000])
+def test_a_bad_on_conflict_refuses_a_batch_of_any_size(backend: Backend, size: int) -> None:
+    async def story() -> None:
+        _, _, [client] = backend.clients()
+        items = [Send("a", n) for n in range(size)]
+        with pytest.raises(awa.ValidationError, match="on_conflict"):
+            await client.insert_many(items, on_conflict="bogus")  # type: ignore[arg-type]
+        assert await client.count_jobs() == 0
+
+    run(story)

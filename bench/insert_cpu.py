@@ -14,7 +14,11 @@ Workload (the peers'): args ``{seq, ts}``; bulk is 1,000 jobs a call
 list form of ``enqueue``); one is a call per job (``client.insert`` / ``enqueue``), each its
 own transaction, beside the floor under both: a bare prepared ``INSERT ... RETURNING`` of the
 same args, committed, from asyncpg (pgqueuer's driver) and from psycopg (ours), into a table
-with only a primary key (database ``insert_cpu_bare``).
+with only a primary key (database ``insert_cpu_bare``). One by one also runs awa's own
+statement (``insert_job.sql``, prepared, fixed parameters, no client around it) from asyncpg,
+into awa's schema as migrated and into a copy without its CHECK constraints (database
+``insert_cpu_nochecks``): the ceiling of awa's row on pgqueuer's driver, with and without the
+checks the database keeps.
 """
 
 from __future__ import annotations
@@ -24,19 +28,46 @@ import asyncio
 import dataclasses
 import json
 import os
+import re
 import time
 from collections.abc import Awaitable, Callable
 
 import psycopg
 
 import awa
+from awa.adapters.postgres._sql import SQL
+from awa.adapters.postgres.plain_inserts import single_params
+from awa.domain import NewJob
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-DATABASES = {"awa": "insert_cpu_awa", "pgqueuer": "insert_cpu_pgqueuer", "bare": "insert_cpu_bare"}
+DATABASES = {
+    "awa": "insert_cpu_awa",
+    "pgqueuer": "insert_cpu_pgqueuer",
+    "bare": "insert_cpu_bare",
+    "nochecks": "insert_cpu_nochecks",
+}
 # the floor under any library's single insert: one prepared INSERT ... RETURNING of a row of the
 # same args into a table with nothing but a primary key, committed (autocommit) and waited for
 _BARE_TABLE = "CREATE TABLE bare_jobs (id bigserial PRIMARY KEY, kind text, args jsonb)"
 _BARE_INSERT = "INSERT INTO bare_jobs (kind, args) VALUES ({}, {}::jsonb) RETURNING id"
+_DROP_CHECKS = """DO $$ DECLARE c record; BEGIN
+  FOR c IN SELECT conname FROM pg_constraint WHERE conrelid = 'awa.jobs'::regclass AND contype = 'c'
+  LOOP EXECUTE format('ALTER TABLE awa.jobs DROP CONSTRAINT %I', c.conname); END LOOP;
+END $$"""
+
+
+def numbered(statement: str) -> tuple[str, list[str]]:
+    """A psycopg statement's named placeholders as asyncpg's ``$n``, and the names in order;
+    the ``text[]`` literal of the tags cast from text (asyncpg would want a list)."""
+    order: list[str] = []
+
+    def number(match: re.Match[str]) -> str:
+        if match.group(1) not in order:
+            order.append(match.group(1))
+        return f"${order.index(match.group(1)) + 1}"
+
+    text = statement.replace("%(tags)s::text[]", "%(tags)s::text::text[]")
+    return re.sub(r"%\((\w+)\)s", number, text), order
 
 
 @dataclasses.dataclass
@@ -87,6 +118,17 @@ async def measure(a: argparse.Namespace) -> None:
     bare_psycopg = await psycopg.AsyncConnection.connect(
         f"{a.dsn}/{DATABASES['bare']}", autocommit=True
     )
+    nochecks = awa.AsyncClient(f"{a.dsn}/{DATABASES['nochecks']}")
+    await nochecks.migrate()
+    await nochecks.close()
+    statement, order = numbered(SQL["insert_job"])
+    params = single_params(NewJob(kind="bench", args={"seq": 0, "ts": 0.0}, queue="q"), None)
+    values = [params[name] for name in order]
+    ours_pg = await asyncpg.connect(f"{a.dsn}/{DATABASES['awa']}")
+    ours_statement = await ours_pg.prepare(statement)
+    nochecks_pg = await asyncpg.connect(f"{a.dsn}/{DATABASES['nochecks']}")
+    await nochecks_pg.execute(_DROP_CHECKS)
+    nochecks_statement = await nochecks_pg.prepare(statement)
 
     async def ours() -> None:
         if a.mode == "bulk":
@@ -122,9 +164,19 @@ async def measure(a: argparse.Namespace) -> None:
             )
             await cur.fetchone()
 
+    async def statement_ours() -> None:
+        for _ in payloads:
+            await ours_statement.fetchrow(*values)
+
+    async def statement_nochecks() -> None:
+        for _ in payloads:
+            await nochecks_statement.fetchrow(*values)
+
     runs: dict[str, Callable[[], Awaitable[None]]] = {
         "awa": ours,
         "pgqueuer": pgqueuer,
+        "awa's statement alone, asyncpg": statement_ours,
+        "awa's statement alone, asyncpg, no CHECKs": statement_nochecks,
         "bare INSERT, asyncpg": asyncpg_bare,
         "bare INSERT, psycopg": psycopg_bare,
     }
@@ -152,13 +204,17 @@ async def measure(a: argparse.Namespace) -> None:
         per = (producer / jobs * 1e6, backend / jobs * 1e6)
         print(f"| {name} | {jobs / wall:,.0f} | {per[0]:.1f} | {per[1]:.1f} | {sum(per):.1f} |")
     await pg_conn.close()
+    await ours_pg.close()
+    await nochecks_pg.close()
     await bare_pg.close()
     await bare_psycopg.close()
     await client.close()
 
 
 def _database_of(run: str) -> str:
-    return "bare" if run.startswith("bare") else run.split(",")[0]
+    if run.startswith("bare"):
+        return "bare"
+    return "nochecks" if run.endswith("no CHECKs") else run.split(",")[0].split("'")[0]
 
 
 def main() -> None:

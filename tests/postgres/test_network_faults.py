@@ -37,6 +37,7 @@ from awa.adapters.postgres.connections import (
     redact,
 )
 from awa.adapters.postgres.listen import Subscriptions, pool_connector
+from awa.adapters.postgres.migrations import MIGRATION_LOCK_KEY
 from awa.domain import DatabaseError, JobState, NewJob, ValidationError
 from awa.ports import Event, JobsAvailable
 from tests.tcp_proxy import TcpProxy, closed_port
@@ -244,6 +245,22 @@ def test_migrations_are_not_bound_by_the_statement_timeout(empty_database: str) 
         assert store.migrate()  # every migration, though each takes longer than 1 ms
 
 
+def test_a_migration_may_outlive_the_call_timeout(empty_database: str) -> None:
+    """Waiting 1.5 s for another migrator's lock, with a call bound of 1 s: the migration is
+    not abandoned as a silent call would be."""
+    with psycopg.connect(empty_database) as other:
+        other.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
+        release = threading.Timer(1.5, other.commit)
+        release.start()
+        try:
+            with PostgresStore(empty_database, **QUICK) as store:
+                started = time.monotonic()
+                assert store.migrate()
+                assert time.monotonic() - started >= 1.4
+        finally:
+            release.join()
+
+
 # -- the listener and the loop's connection ------------------------------------------------
 
 
@@ -324,9 +341,10 @@ def test_an_insert_from_the_loop_on_a_silent_connection_is_abandoned(
 # -- failing fast ----------------------------------------------------------------------------
 
 
-def test_an_unreachable_database_fails_fast_in_one_line_naming_the_port() -> None:
+@pytest.mark.parametrize("call", ["list_jobs", "migrate"])  # migrate: unbounded, still probed
+def test_an_unreachable_database_fails_fast_in_one_line_naming_the_port(call: str) -> None:
     with closed_port() as port, PostgresStore(f"postgresql://bob:s3cret@127.0.0.1:{port}/x") as s:
-        error, took_s = timed(s.list_jobs)
+        error, took_s = timed(getattr(s, call))
     assert took_s < 5
     assert isinstance(error, DatabaseError)
     message = str(error)
@@ -337,12 +355,13 @@ def test_an_unreachable_database_fails_fast_in_one_line_naming_the_port() -> Non
     assert isinstance(error.__cause__, psycopg.OperationalError)
 
 
+@pytest.mark.parametrize("call", ["list_jobs", "migrate"])
 def test_a_server_that_never_answers_fails_within_the_connect_timeout(
-    proxy: TcpProxy, proxied_url: str
+    proxy: TcpProxy, proxied_url: str, call: str
 ) -> None:
     proxy.black_hole(new="ignore")  # connections wait in the backlog, unanswered
     with PostgresStore(proxied_url, **QUICK) as store:
-        error, took_s = timed(store.list_jobs)
+        error, took_s = timed(getattr(store, call))
     assert isinstance(error, DatabaseError)
     assert f"cannot connect to PostgreSQL at 127.0.0.1:{proxy.port}: " in str(error)
     assert "timeout" in str(error)

@@ -414,13 +414,19 @@ class PoolCalls:
         self._drained_at = 0.0
 
     @contextmanager
-    def connection(self, action: str) -> Iterator[psycopg.Connection[Any]]:
+    def connection(self, action: str, *, bounded: bool = True) -> Iterator[psycopg.Connection[Any]]:
+        """A pooled connection for ``action``, its use bounded by ``call_timeout_s`` unless
+        ``bounded`` is false (a migration, which may rightly run for minutes): the wait for it
+        and the diagnosis of an unreachable server are the same either way."""
         if not self._reached:
             self._check_reachable(action)
         acquired = False
         try:
             with self._pool.connection(timeout=self._acquire_s) as conn:
                 acquired = self._reached = True
+                if not bounded:
+                    yield conn
+                    return
                 watch = self._watchdog.watch(conn, self._bounds.call_timeout_s, action)
                 try:
                     with watch:

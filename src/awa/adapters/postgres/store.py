@@ -216,7 +216,9 @@ class PostgresStore(StoreCore, WorkerPresence):
 
     def migrate(self) -> list[int]:
         """Bring the schema up to date (the ``awa migrate`` command); returns versions applied."""
-        with translate_errors("migrating the awa schema"), self._pool.connection() as conn:
+        action = "migrating the awa schema"
+        # unbounded: a migration may rewrite a large table; the server is still probed first
+        with translate_errors(action), self._calls.connection(action, bounded=False) as conn:
             applied = migrations.migrate(conn)
         self._schema_checked = True
         return applied

@@ -34,6 +34,7 @@ from awa.domain import (
     RetryCallback,
     Schedule,
     ScheduleRecord,
+    SerializationError,
     Unique,
     ValidationError,
 )
@@ -253,7 +254,7 @@ class _Operations:
         ):
             raise ValidationError(f"insert_many takes a list of args, got {type(items).__name__}")
         context = current_trace_context()  # one span inserts the whole batch
-        return self._new_jobs(items, context, self._firsts_for(context))
+        return self._new_jobs(items, context, self._firsts_for(context), numbered=len(items) > 1)
 
     def streamable(self, items: Sequence[Any | InsertSpec]) -> bool:
         """Whether ``items`` may go to a store that ``StreamsInserts`` as chunks made one at a
@@ -271,7 +272,9 @@ class _Operations:
         context = current_trace_context()  # now, in the caller's context, not when first asked
         firsts = self._firsts_for(context)
         return (
-            self._new_jobs(items[start : start + STREAM_CHUNK_JOBS], context, firsts)
+            self._new_jobs(
+                items[start : start + STREAM_CHUNK_JOBS], context, firsts, first_index=start
+            )
             for start in range(0, len(items), STREAM_CHUNK_JOBS)
         )
 
@@ -280,23 +283,40 @@ class _Operations:
         items: Sequence[Any | InsertSpec],
         context: Mapping[str, str],
         firsts: dict[tuple[Any, ...], NewJob],
+        *,
+        first_index: int | None = None,
+        numbered: bool = True,
     ) -> list[NewJob]:
+        """The requests for ``items``; a refusal names the item's position in the caller's
+        list (``first_index``: the position of ``items[0]`` there) unless not ``numbered``,
+        as for a single insert."""
         jobs = []
-        for item in items:
-            spec = item if isinstance(item, InsertSpec) else InsertSpec(args=item)
-            shape = _shape(spec)
-            first = firsts.get(shape) if shape is not None else None
-            if first is None:
-                job = self.new_job(spec, context)
-                if shape is not None:
-                    if len(firsts) >= _SHAPES_KEPT_MAX:
-                        firsts.clear()
-                    firsts[shape] = job.with_args({})  # the shape, not this item's args
-            else:
-                job = first.with_args(dump_args(spec.args))
-                check_args_size(job.args_json(), self.max_args_bytes)
-            jobs.append(job)
+        for index, item in enumerate(items):
+            try:
+                jobs.append(self._new_item(item, context, firsts))
+            except (ValidationError, SerializationError) as exc:
+                if not numbered or type(exc) not in (ValidationError, SerializationError):
+                    raise
+                position = index + (first_index or 0)
+                raise type(exc)(f"item {position}: {exc}") from None
         return jobs
+
+    def _new_item(
+        self, item: Any, context: Mapping[str, str], firsts: dict[tuple[Any, ...], NewJob]
+    ) -> NewJob:
+        spec = item if isinstance(item, InsertSpec) else InsertSpec(args=item)
+        shape = _shape(spec)
+        first = firsts.get(shape) if shape is not None else None
+        if first is None:
+            job = self.new_job(spec, context)
+            if shape is not None:
+                if len(firsts) >= _SHAPES_KEPT_MAX:
+                    firsts.clear()
+                firsts[shape] = job.with_args({})  # the shape, not this item's args
+            return job
+        job = first.with_args(dump_args(spec.args))
+        check_args_size(job.args_json(), self.max_args_bytes)
+        return job
 
     def _firsts_for(self, trace_context: Mapping[str, str]) -> dict[tuple[Any, ...], NewJob]:
         """Where ``new_jobs`` finds and keeps the first request of each shape: this call's

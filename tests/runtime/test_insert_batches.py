@@ -108,11 +108,16 @@ def _operations() -> _Operations:
 
 
 def _alone(ops: _Operations, items: list[Any]) -> list[NewJob]:
-    """The path every item took before batches shared requests: each made on its own."""
-    return [
-        ops.new_job(item if isinstance(item, awa.InsertSpec) else awa.InsertSpec(args=item))
-        for item in items
-    ]
+    """The path every item took before batches shared requests: each made on its own. A
+    refusal is raised as a batch words it: naming the item's position."""
+    made = []
+    for position, item in enumerate(items):
+        spec = item if isinstance(item, awa.InsertSpec) else awa.InsertSpec(args=item)
+        try:
+            made.append(ops.new_job(spec))
+        except (awa.ValidationError, awa.SerializationError) as exc:
+            raise type(exc)(f"item {position}: {exc}") from None
+    return made
 
 
 def _fields(job: NewJob) -> dict[str, Any]:
@@ -293,8 +298,8 @@ def test_any_batch_is_made_or_refused_as_its_items_alone_are(
         expected = [_fields(job) for job in _alone(ops, items)]
     except (awa.ValidationError, awa.SerializationError) as alone:
         refused = alone
-    if refused is not None:  # the first bad item, in the same words
-        with pytest.raises(type(refused), match=re.escape(str(refused))):
+    if refused is not None:  # the first bad item, in the same words, named by its position
+        with pytest.raises(type(refused), match=f"^{re.escape(str(refused))}$"):
             ops.new_jobs(items)
         return
     for _ in range(2):  # and again, from the requests the first call kept
@@ -319,7 +324,7 @@ def test_every_two_values_of_an_option_in_one_batch_are_made_as_alone(
             except awa.ValidationError as alone:
                 refused = alone
             if refused is not None:
-                with pytest.raises(awa.ValidationError, match=re.escape(str(refused))):
+                with pytest.raises(awa.ValidationError, match=f"^{re.escape(str(refused))}$"):
                     ops.new_jobs(items)
                 continue
             assert [_fields(job) for job in ops.new_jobs(items)] == expected, (key, first, second)
@@ -336,9 +341,10 @@ def test_one_bad_item_in_a_batch_of_many_chunks_refuses_it_whatever_its_place(
         _, _, [client] = backend.clients()
         items = [Send("a", n) for n in range(1_000)]
         items[bad_at] = Send("b", object())  # type: ignore[arg-type]
-        with pytest.raises(awa.ValidationError, match=r"args\.n holds a object"):
+        named = rf"^item {bad_at}: .*args\.n holds a object"  # its place in the caller's list
+        with pytest.raises(awa.ValidationError, match=named):
             await client.insert_many(items)
-        with pytest.raises(awa.ValidationError, match=r"args\.n holds a object"):
+        with pytest.raises(awa.ValidationError, match=named):
             await client.insert_many(items, returning="ids")
         assert await client.count_jobs() == 0
 
@@ -368,6 +374,22 @@ def test_a_bad_on_conflict_refuses_a_batch_of_any_size(backend: Backend, size: i
         items = [Send("a", n) for n in range(size)]
         with pytest.raises(awa.ValidationError, match="on_conflict"):
             await client.insert_many(items, on_conflict="bogus")  # type: ignore[arg-type]
+        assert await client.count_jobs() == 0
+
+    run(story)
+
+
+def test_a_refusal_names_the_item_only_in_a_batch_of_several(backend: Backend) -> None:
+    async def story() -> None:
+        _, _, [client] = backend.clients()
+        bad = awa.InsertSpec(args=Send("a"), priority=9)
+        words = "priority must be an integer from 1 to 4, got 9"
+        with pytest.raises(awa.ValidationError, match=f"^item 2: {words}$"):
+            await client.insert_many([Send("a"), Send("b"), bad])
+        with pytest.raises(awa.ValidationError, match=f"^{words}$"):
+            await client.insert_many([bad])
+        with pytest.raises(awa.ValidationError, match=f"^{words}$"):
+            await client.insert(Send("a"), priority=9)
         assert await client.count_jobs() == 0
 
     run(story)

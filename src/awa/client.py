@@ -284,7 +284,7 @@ class _Operations:
         context: Mapping[str, str],
         firsts: dict[tuple[Any, ...], NewJob],
         *,
-        first_index: int | None = None,
+        first_index: int = 0,
         numbered: bool = True,
     ) -> list[NewJob]:
         """The requests for ``items``; a refusal names the item's position in the caller's
@@ -297,8 +297,7 @@ class _Operations:
             except (ValidationError, SerializationError) as exc:
                 if not numbered or type(exc) not in (ValidationError, SerializationError):
                     raise
-                position = index + (first_index or 0)
-                raise type(exc)(f"item {position}: {exc}") from None
+                raise type(exc)(f"item {first_index + index}: {exc}") from exc.__cause__
         return jobs
 
     def _new_item(

@@ -305,9 +305,9 @@ def test_insert_many_streams_chunks_while_copying_and_returns_what_it_wrote(
     asked: list[int] = []
     made = awa.client._Operations._new_jobs
 
-    def counting(ops: Any, items: Any, *rest: Any) -> list[NewJob]:
+    def counting(ops: Any, items: Any, *rest: Any, **options: Any) -> list[NewJob]:
         asked.append(len(items))
-        return made(ops, items, *rest)
+        return made(ops, items, *rest, **options)
 
     monkeypatch.setattr(awa.client._Operations, "_new_jobs", counting)
     with awa.Client(pg_clean_url) as client:

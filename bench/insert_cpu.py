@@ -28,7 +28,6 @@ import asyncio
 import dataclasses
 import json
 import os
-import re
 import time
 from collections.abc import Awaitable, Callable
 
@@ -36,6 +35,7 @@ import psycopg
 
 import awa
 from awa.adapters.postgres._sql import SQL
+from awa.adapters.postgres.caller_connections import _numbered
 from awa.adapters.postgres.plain_inserts import single_params
 from awa.domain import NewJob
 
@@ -54,20 +54,6 @@ _DROP_CHECKS = """DO $$ DECLARE c record; BEGIN
   FOR c IN SELECT conname FROM pg_constraint WHERE conrelid = 'awa.jobs'::regclass AND contype = 'c'
   LOOP EXECUTE format('ALTER TABLE awa.jobs DROP CONSTRAINT %I', c.conname); END LOOP;
 END $$"""
-
-
-def numbered(statement: str) -> tuple[str, list[str]]:
-    """A psycopg statement's named placeholders as asyncpg's ``$n``, and the names in order;
-    the ``text[]`` literal of the tags cast from text (asyncpg would want a list)."""
-    order: list[str] = []
-
-    def number(match: re.Match[str]) -> str:
-        if match.group(1) not in order:
-            order.append(match.group(1))
-        return f"${order.index(match.group(1)) + 1}"
-
-    text = statement.replace("%(tags)s::text[]", "%(tags)s::text::text[]")
-    return re.sub(r"%\((\w+)\)s", number, text), order
 
 
 @dataclasses.dataclass
@@ -121,7 +107,10 @@ async def measure(a: argparse.Namespace) -> None:
     nochecks = awa.AsyncClient(f"{a.dsn}/{DATABASES['nochecks']}")
     await nochecks.migrate()
     await nochecks.close()
-    statement, order = numbered(SQL["insert_job"])
+    # asyncpg binds by position, and wants a list for text[]: the tags literal goes as text
+    statement, order = _numbered(
+        SQL["insert_job"].replace("%(tags)s::text[]", "%(tags)s::text::text[]")
+    )
     params = single_params(NewJob(kind="bench", args={"seq": 0, "ts": 0.0}, queue="q"), None)
     values = [params[name] for name in order]
     ours_pg = await asyncpg.connect(f"{a.dsn}/{DATABASES['awa']}")
@@ -214,7 +203,9 @@ async def measure(a: argparse.Namespace) -> None:
 def _database_of(run: str) -> str:
     if run.startswith("bare"):
         return "bare"
-    return "nochecks" if run.endswith("no CHECKs") else run.split(",")[0].split("'")[0]
+    if run.endswith("no CHECKs"):
+        return "nochecks"
+    return "pgqueuer" if run == "pgqueuer" else "awa"
 
 
 def main() -> None:

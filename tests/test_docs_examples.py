@@ -3,6 +3,7 @@ URL below, which the test swaps for the URL of a migrated, emptied test database
 that configures Django runs in an interpreter of its own: Django's settings are configured
 once per process."""
 
+import asyncio
 import pathlib
 import re
 import subprocess
@@ -10,6 +11,8 @@ import sys
 
 import pytest
 from psycopg.conninfo import conninfo_to_dict
+
+import awa
 
 DOCS = pathlib.Path(__file__).parents[1] / "docs"
 BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
@@ -43,7 +46,21 @@ def test_docs_example_runs(where: str, code: str, request: pytest.FixtureRequest
         )
         assert ran.returncode == 0, f"{where} failed:\n{ran.stdout}{ran.stderr}"
         return
-    exec(compile(code, where, "exec"), {"__name__": "docs_example"})
+    namespace = {"__name__": "docs_example"}
+    try:
+        exec(compile(code, where, "exec"), namespace)
+    finally:
+        _close_clients(namespace)
+
+
+def _close_clients(namespace: dict[str, object]) -> None:
+    """Close what an example left open, as its process's exit would (a module-level client
+    in ``myapp/jobs.py``): a pool collected later, from one of its own threads, warns."""
+    for value in namespace.values():
+        if isinstance(value, awa.Client):
+            value.close()
+        elif isinstance(value, awa.AsyncClient):
+            asyncio.run(value.close())
 
 
 def test_every_docs_page_with_python_has_a_runnable_example() -> None:

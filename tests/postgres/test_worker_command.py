@@ -128,6 +128,7 @@ def test_awa_worker_serves_metrics_stops_cleanly_on_sigterm_and_releases_the_han
         for record in warnings:
             assert str(record["job_id"]) in record["message"]
             assert (record["outcome"], record["error_type"]) == ("failed", "ValueError")
+            assert record.keys() == _documented_log_line().keys()
         [release] = [r for r in records if r.get("outcome") == "released"]
         assert (release["level"], release["job_id"], release["error"]) == (
             "WARNING",
@@ -162,3 +163,9 @@ def test_awa_worker_on_a_closed_port_fails_within_seconds_naming_the_port() -> N
     assert "Connection refused" in line
     assert "timeout" not in line.lower()
     assert "Traceback" not in done.stderr
+
+
+def _documented_log_line() -> dict[str, Any]:
+    """The JSON log line docs/deployment.md shows."""
+    page = (Path(__file__).parents[2] / "docs" / "deployment.md").read_text()
+    return dict(json.loads(page.split("```json\n", 1)[1].split("\n```", 1)[0]))

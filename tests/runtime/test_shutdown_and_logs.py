@@ -98,10 +98,12 @@ def test_every_ended_attempt_leaves_one_log_line_with_its_fields(
         ok = await client.insert(Work("ok"))
         failing = await client.insert(Work("fail"), max_attempts=1)
         snoozing = await client.insert(Work("snooze"))
-        await client.start([("default", 3)])
+        retrying = await client.insert(Work("fail"), max_attempts=2)
+        await client.start([("default", 4)])
         await reaches(client, ok.id, S.COMPLETED)
         await reaches(client, failing.id, S.FAILED)
-        await reaches(client, snoozing.id, S.SCHEDULED)
+        snoozed = await reaches(client, snoozing.id, S.SCHEDULED)
+        retried = await reaches(client, retrying.id, S.RETRYABLE)
         await client.shutdown()
 
         lines = {r.job_id: r for r in caplog.records if hasattr(r, "job_id")}  # type: ignore[attr-defined]
@@ -117,8 +119,19 @@ def test_every_ended_attempt_leaves_one_log_line_with_its_fields(
             1,
             1,
         )
+        assert failed.next_run_at is None  # type: ignore[attr-defined]
         assert lines[snoozing.id].levelno == logging.INFO
         assert lines[snoozing.id].outcome == "snoozed"  # type: ignore[attr-defined]
+        # a retry and a snooze say when the job runs again: the run_at the store wrote
+        for line, job in ((lines[retrying.id], retried), (lines[snoozing.id], snoozed)):
+            at = job.run_at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+            assert line.next_run_at == at  # type: ignore[attr-defined]
+            assert line.getMessage().endswith(f"; next attempt at {at}")
+        assert (
+            lines[retrying.id]
+            .getMessage()
+            .startswith(f"job {retrying.id} (work, queue default) attempt 1/2 retried after ")
+        )
         assert lines[ok.id].levelno == logging.DEBUG  # one line per completion only at DEBUG
         worker = [r.getMessage() for r in caplog.records if r.name == "awa.worker"]
         assert sum("started on queues default" in m for m in worker) == 1

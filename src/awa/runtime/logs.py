@@ -1,17 +1,19 @@
 """The worker's log: one line per ended attempt, and one per lifecycle event of the process.
 
 Every line carries its fields as ``extra`` (``job_id``, ``kind``, ``queue``, ``attempt``,
-``max_attempts``, ``outcome``, ``duration_s``, ``error_type``, ``error``), so a JSON formatter
-(``awa worker --log-format json``) writes them as keys. Failures, rescues, releases and dropped
-handlers are WARNING; snoozes, parks, cancels by the handler and refused late finishes INFO;
-completions DEBUG (one line per job at INFO would cost a busy worker a fifth of its
-throughput). The logger is ``awa.worker``.
+``max_attempts``, ``outcome``, ``duration_s``, ``error_type``, ``error``, and for a retry or a
+snooze ``next_run_at``), so a JSON formatter (``awa worker --log-format json``) writes them as
+keys. "after 0.009s" is how long the handler ran; the job runs again at ``next_run_at``.
+Failures, rescues, releases and dropped handlers are WARNING; snoozes, parks, cancels by the
+handler and refused late finishes INFO; completions DEBUG (one line per job at INFO would cost
+a busy worker a fifth of its throughput). The logger is ``awa.worker``.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from datetime import timezone
 from typing import Any
 
 from awa.ports import Rescued
@@ -31,6 +33,15 @@ _LEVELS = {
 }
 
 
+def _next_run_at(end: AttemptEnd) -> str | None:
+    """When a retried or snoozed job runs next (ISO 8601, UTC, milliseconds)."""
+    job = end.job
+    if job is None or end.ending not in (Ending.RETRIED, Ending.SNOOZED):
+        return None
+    at = job.run_at.astimezone(timezone.utc).isoformat(timespec="milliseconds")
+    return at.replace("+00:00", "Z")
+
+
 def _fields(end: AttemptEnd) -> dict[str, Any]:
     return {
         "job_id": end.job_id,
@@ -42,6 +53,7 @@ def _fields(end: AttemptEnd) -> dict[str, Any]:
         "duration_s": round(end.handler_s, 6),
         "error_type": end.error_type,
         "error": end.error,
+        "next_run_at": _next_run_at(end),
     }
 
 
@@ -57,6 +69,8 @@ class AttemptLog(Observer):
         elif end.ending is Ending.RELEASED and end.job is not None:
             why += f"; now {end.job.state.value}"  # retryable at once, or failed when spent
         fields = _fields(end)
+        if fields["next_run_at"] is not None:
+            why += f"; next attempt at {fields['next_run_at']}"
         log.log(
             level,
             "job %s (%s, queue %s) attempt %s/%s %s after %.3fs%s",

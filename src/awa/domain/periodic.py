@@ -56,7 +56,7 @@ PERIODIC_FIRE_AT = "periodic_fire_at"
 PERIODIC_TRIGGERED = "periodic_triggered"
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:-]{0,127}\Z", re.ASCII)
-_MICROSECOND = timedelta(microseconds=1)
+_SECOND = timedelta(seconds=1)
 
 
 def check_schedule_name(name: object) -> str:
@@ -137,8 +137,11 @@ class Schedule:
 
     def latest_at_or_before(self, moment: datetime) -> datetime:
         """The last fire time no later than ``moment``."""
-        # a reverse walk from just after ``moment`` yields ``moment`` itself when it fires
-        return next(self._times(moment + _MICROSECOND, reverse=True))
+        # fires fall on whole seconds, and a reverse walk yields times strictly before its
+        # start: start it on the next whole second, so that ``moment`` itself is yielded when
+        # it fires (cronsim before 2.8, the newest on Python 3.10, drops a start's
+        # microseconds: from ``moment`` plus 1 µs it would skip ``moment``)
+        return next(self._times(moment.replace(microsecond=0) + _SECOND, reverse=True))
 
     def describe(self) -> str:
         """The timing in words: "At 03:00 every day (Europe/Paris)"."""

@@ -221,6 +221,10 @@ def pg_pool(pg_url: str) -> Iterator[ConnectionPool[Any]]:
     pool: ConnectionPool[Any] = ConnectionPool(
         pg_url, min_size=2, max_size=20, kwargs={"autocommit": True}, open=True
     )
+    # the pool's threads draw each new connection's lifetime jitter from the global `random`;
+    # one drawing while Hypothesis generates an example warns "Do not use the random module
+    # inside strategies": have the first connections made before any test runs
+    pool.wait()
     yield pool
     pool.close()
 

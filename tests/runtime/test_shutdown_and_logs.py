@@ -126,7 +126,7 @@ def test_every_ended_attempt_leaves_one_log_line_with_its_fields(
         for line, job in ((lines[retrying.id], retried), (lines[snoozing.id], snoozed)):
             at = job.run_at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
             assert line.next_run_at == at  # type: ignore[attr-defined]
-            assert line.getMessage().endswith(f"; next attempt at {at}")
+            assert line.getMessage().endswith(f"; runs again at {at}")
         assert (
             lines[retrying.id]
             .getMessage()

@@ -70,7 +70,7 @@ class AttemptLog(Observer):
             why += f"; now {end.job.state.value}"  # retryable at once, or failed when spent
         fields = _fields(end)
         if fields["next_run_at"] is not None:
-            why += f"; next attempt at {fields['next_run_at']}"
+            why += f"; runs again at {fields['next_run_at']}"
         log.log(
             level,
             "job %s (%s, queue %s) attempt %s/%s %s after %.3fs%s",

@@ -24,11 +24,13 @@ too, the pool is drained so that every idle connection is replaced.
 
 from __future__ import annotations
 
+import atexit
 import math
 import os
 import socket
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from types import TracebackType
@@ -58,6 +60,7 @@ __all__ = [
     "Watch",
     "Watchdog",
     "abandon",
+    "close_at_exit",
     "connect_options",
     "connector",
     "redact",
@@ -382,6 +385,31 @@ class LoopBound:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+
+
+# -- pools left open -------------------------------------------------------------------------
+
+#: the pools stores opened, with the process that opened each, until they are closed
+_OPEN_POOLS: weakref.WeakKeyDictionary[Pool, int] = weakref.WeakKeyDictionary()
+
+
+def close_at_exit(pool: Pool) -> None:
+    """Close ``pool`` when the interpreter exits, if nobody closed it before.
+
+    A script that never closes its client would otherwise leave the pool to psycopg_pool's
+    ``__del__`` during the interpreter's finalization, which on Python 3.13 waits 5 s for each
+    of the pool's threads and cannot stop them: 20 s before the process ends. ``atexit`` runs
+    while the threads still run. A forked child leaves its parent's pools alone: their
+    sockets are the parent's."""
+    _OPEN_POOLS[pool] = os.getpid()
+
+
+@atexit.register
+def _close_open_pools() -> None:
+    for pool, pid in list(_OPEN_POOLS.items()):
+        if pid == os.getpid() and not pool.closed:
+            with suppress(Exception):
+                pool.close(timeout=1.0)
 
 
 # -- the store's calls -------------------------------------------------------------------------

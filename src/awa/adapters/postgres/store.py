@@ -58,6 +58,7 @@ from awa.adapters.postgres.connections import (
     STATEMENT_TIMEOUT_S_DEFAULT,
     Bounds,
     PoolCalls,
+    close_at_exit,
     connect_options,
     connector,
     session_options,
@@ -177,6 +178,7 @@ class PostgresStore(StoreCore, WorkerPresence):
             self._owns_pool = True
             with translate_errors("opening the connection pool"):
                 self._pool.open()
+            close_at_exit(self._pool)
         else:
             self._pool = database
             self._owns_pool = False

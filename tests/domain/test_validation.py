@@ -78,6 +78,21 @@ def test_deeply_nested_args_are_refused() -> None:
         NewJob(kind="k", args=args)
 
 
+def test_a_deep_path_is_named_by_its_start_and_end() -> None:
+    args: dict[str, object] = {}
+    node = args
+    for level in range(70):
+        node[f"key_{level}_" + "x" * 40] = {}
+        node = node[f"key_{level}_" + "x" * 40]  # type: ignore[assignment]
+    with pytest.raises(ValidationError) as refused:
+        NewJob(kind="k", args=args)
+    said = str(refused.value)
+    assert said.startswith("args.key_0_xxx")
+    assert "..." in said
+    assert said.endswith("xxx is nested deeper than 64 levels")
+    assert len(said) < 250  # 65 keys of 47 characters each: not one 3,000-character line
+
+
 def test_valid_job_keeps_its_values() -> None:
     job = NewJob(kind="send_email", args={"to": "a@b.c"}, queue="email", priority=1, tags=["x"])
     assert (job.queue, job.priority, job.max_attempts, job.tags) == ("email", 1, 25, ("x",))

@@ -14,8 +14,9 @@ from awa.cli.arguments import Commands, command, group, positive
 from awa.cli.connect import open_store
 from awa.cli.session import Refused, Session
 from awa.client import Client
-from awa.domain import Job
+from awa.domain import Job, ValidationError
 from awa.domain.defaults import FAILED_BY_CALLBACK
+from awa.domain.validation import JSON_DEPTH_MAX, check_json
 
 __all__ = [
     "add_parser",
@@ -67,13 +68,17 @@ def _payload(args: argparse.Namespace) -> Any:
     if text is None:
         return None
     try:
-        return json.loads(text)
+        payload = json.loads(text)
     except json.JSONDecodeError as exc:
         raise Refused(f"--payload is not valid JSON: {exc}") from None
-    except RecursionError:  # the domain allows 64 levels; this is past a thousand
-        raise Refused("--payload is nested too deeply to read") from None
+    except RecursionError:  # before Python 3.13, past about a thousand levels
+        raise Refused(f"--payload is nested deeper than {JSON_DEPTH_MAX} levels") from None
     except ValueError:  # int() refuses a literal of more than sys.get_int_max_str_digits()
         raise Refused("--payload holds a number too long to read") from None
+    try:  # what the store would refuse (NaN, too deep) is refused here the same way
+        return check_json("--payload", payload)
+    except ValidationError as exc:
+        raise Refused(str(exc)) from None
 
 
 def _answer(

@@ -217,7 +217,7 @@ def _plainly_fine(item: object) -> bool:
 
 def _check_json(path: str, value: object, depth: int) -> None:
     if depth > JSON_DEPTH_MAX:
-        raise ValidationError(f"{path} is nested deeper than {JSON_DEPTH_MAX} levels")
+        raise ValidationError(f"{_short(path)} is nested deeper than {JSON_DEPTH_MAX} levels")
     if type(value) is dict and depth < JSON_DEPTH_MAX:  # args are mostly a flat dict
         for key, item in value.items():
             if not (type(key) is str and key.isascii() and "\x00" not in key):
@@ -244,6 +244,13 @@ def _check_json(path: str, value: object, depth: int) -> None:
             _check_json(f"{path}[{index}]", item, depth + 1)
         return
     raise ValidationError(f"{path} holds a {type(value).__name__}, which is not JSON")
+
+
+def _short(path: str, length_max: int = 200) -> str:
+    """A path past ``JSON_DEPTH_MAX`` levels, its middle elided: its start and its end."""
+    if len(path) <= length_max:
+        return path
+    return f"{path[: length_max // 2]}...{path[-(length_max // 2 - 3) :]}"
 
 
 def _check_key(path: str, key: object) -> None:

@@ -2,6 +2,10 @@
 (``awa.domain.periodic``). The stores' schedule contract checks the same on every store."""
 
 from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import cronsim
+import pytest
 
 from awa.domain import NewJob, Schedule, ScheduleRecord
 from awa.domain.periodic import (
@@ -53,6 +57,29 @@ def test_catch_up_enqueues_every_missed_fire_and_coalesce_only_the_latest() -> N
     catching_up = plan_fires(register(_schedule("catch_up"), None, START), exactly)
     assert catching_up is not None
     assert catching_up.fires[-1] == exactly
+
+
+class _SecondsCronSim(cronsim.CronSim):
+    """cronsim before 2.8 (the newest on Python 3.10): a start's microseconds are dropped."""
+
+    def __init__(self, expr: str, dt: datetime, **options: Any) -> None:
+        super().__init__(expr, dt.replace(microsecond=0), **options)
+
+
+@pytest.mark.parametrize("simulator", [cronsim.CronSim, _SecondsCronSim])
+def test_a_fire_due_exactly_now_is_planned_whatever_cronsim_does_with_microseconds(
+    simulator: type[cronsim.CronSim], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("awa.domain.periodic.CronSim", simulator)
+    for cron, step in (("* * * * *", MINUTE), ("*/10 * * * * *", timedelta(seconds=10))):
+        record = register(_schedule(cron=cron), None, START)
+        exactly = START + 3 * step
+        plan = plan_fires(record, exactly)
+        assert plan is not None
+        assert (plan.fires, plan.following) == ((exactly,), exactly + step)
+        assert record.schedule.latest_at_or_before(exactly - timedelta(microseconds=1)) == (
+            exactly - step
+        )
 
 
 def test_a_paused_schedule_plans_nothing_even_when_due() -> None:

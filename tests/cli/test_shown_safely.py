@@ -135,6 +135,8 @@ def test_an_error_that_quotes_user_input_shows_it_escaped(awa: Awa) -> None:
         ("[" * 5000 + "]" * 5000, "nested deeper than 64 levels"),  # RecursionError before 3.13
         ("[" * 100 + "]" * 100, "nested deeper than 64 levels"),  # read, then refused
         ("1" + "0" * 5000, "number too long"),
+        ('{"ratio": NaN}', "holds nan, which JSON cannot represent"),  # read, then refused
+        ('"a\\u0000b"', "NUL character"),
     ],
 )
 def test_a_payload_json_cannot_read_is_refused_on_one_line_and_changes_nothing(

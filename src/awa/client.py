@@ -49,7 +49,7 @@ from awa.domain.defaults import (
     STALENESS_S,
 )
 from awa.domain.unique import check_on_conflict
-from awa.domain.validation import ARGS_BYTES_MAX_DEFAULT, check_args_size, check_state
+from awa.domain.validation import ARGS_BYTES_MAX_DEFAULT, check_args_size, check_state, shown
 from awa.ports import (
     BATCH_SIZE_MAX,
     AsyncInserts,
@@ -103,7 +103,7 @@ _UNDECLARED = JobKind()  # a kind without @awa.job_kind: no option declared
 
 def _returns_ids(returning: object) -> bool:
     if returning not in ("jobs", "ids"):
-        raise ValidationError(f"returning takes 'jobs' or 'ids', got {returning!r}")
+        raise ValidationError(f"returning takes 'jobs' or 'ids', got {shown(returning)}")
     return returning == "ids"
 
 
@@ -167,7 +167,9 @@ def _open_store(url: str | None, store: ClaimStore | None) -> ClaimStore:
 
 def _check_max_args_bytes(value: object) -> int | None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise ValidationError(f"max_args_bytes must be a positive integer or None, got {value!r}")
+        raise ValidationError(
+            f"max_args_bytes must be a positive integer or None, got {shown(value)}"
+        )
     return value
 
 
@@ -178,7 +180,7 @@ def _queue_configs(queues: Sequence[QueueSpec], settings: Mapping[str, Any]) -> 
             configs.append(spec)
             continue
         if not (isinstance(spec, tuple) and len(spec) == 2):
-            raise ValidationError(f"queues are (name, concurrency) pairs, got {spec!r}")
+            raise ValidationError(f"queues are (name, concurrency) pairs, got {shown(spec)}")
         name, concurrency = spec
         configs.append(QueueConfig(queue=name, concurrency=concurrency, **settings))
     names = [c.queue for c in configs]

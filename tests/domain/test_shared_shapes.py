@@ -110,12 +110,13 @@ def test_create_jobs_keys_every_unique_job_by_its_own_args() -> None:
     assert jobs[0].unique_key != jobs[1].unique_key
 
 
-def test_create_jobs_keeps_the_zone_each_request_gave_run_at_in() -> None:
+def test_create_jobs_keeps_the_instant_each_request_gave_run_at_in_utc() -> None:
     later = NOW + timedelta(hours=1)
-    elsewhere = later.astimezone(timezone(timedelta(hours=2)))  # the same instant
+    elsewhere = (later + timedelta(hours=1)).astimezone(timezone(timedelta(hours=2)))
     requests = [NewJob(kind="k", run_at=later), NewJob(kind="k", run_at=elsewhere)]
     jobs = decisions.create_jobs(requests, job_ids=[1, 2], now=NOW)
-    assert [job.run_at.utcoffset() for job in jobs] == [timedelta(0), timedelta(hours=2)]
+    assert [job.run_at for job in jobs] == [later, elsewhere]
+    assert [job.run_at.tzinfo for job in jobs] == [timezone.utc, timezone.utc]
 
 
 def test_create_jobs_needs_an_id_for_every_request() -> None:

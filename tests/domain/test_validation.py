@@ -2,8 +2,9 @@
 
 import re
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta, timezone, tzinfo
 from types import MappingProxyType
+from typing import Any
 
 import pytest
 
@@ -23,11 +24,16 @@ from awa.domain import (
 from awa.domain.validation import (
     ARGS_BYTES_MAX_DEFAULT,
     DURATION_MAX_S,
+    INSTANT_MAX,
+    INSTANT_MIN,
+    JSON_INTEGER_DIGITS_MAX,
     TEXT_LENGTH_MAX,
     check_args_size,
     check_flag,
+    check_id,
     check_json_object,
     check_state,
+    shown,
     storable_text,
 )
 
@@ -322,3 +328,92 @@ def test_a_mapping_that_is_not_a_dict_is_taken_and_checked_like_one() -> None:
         NewJob(kind="k", args=MappingProxyType({1: "x"}))
     with pytest.raises(ValidationError, match="non-string key"):
         NewJob(kind="k", args={"a": MappingProxyType({2: "x"})})
+
+
+# -- bounds: every time and number a caller gives fits every store and reads back ---------------
+
+_UTC_PLUS_14 = timezone(timedelta(hours=14))
+_UTC_MINUS_14 = timezone(timedelta(hours=-14))
+
+
+@pytest.mark.parametrize(
+    "run_at",
+    [
+        # inside Python's range as given, outside it once in UTC
+        datetime(1, 1, 1, tzinfo=_UTC_PLUS_14),
+        datetime(9999, 12, 31, 23, tzinfo=_UTC_MINUS_14),
+        # in range in UTC, outside the bounds every store and display can hold
+        datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc),
+        datetime(9999, 1, 1, 0, 0, 0, 1, tzinfo=timezone.utc),
+        datetime.min.replace(tzinfo=timezone.utc),
+        datetime.max.replace(tzinfo=timezone.utc),
+    ],
+)
+def test_a_run_at_outside_the_bounds_is_refused_naming_them(run_at: datetime) -> None:
+    with pytest.raises(ValidationError, match=r"^run_at must be from 1970-01-01 to 9999-01-01 UTC"):
+        NewJob(kind="k", run_at=run_at)
+
+
+def test_a_run_at_on_either_bound_is_kept_in_utc() -> None:
+    earliest = NewJob(kind="k", run_at=INSTANT_MIN.astimezone(_UTC_PLUS_14))
+    latest = NewJob(kind="k", run_at=INSTANT_MAX.astimezone(_UTC_MINUS_14))
+    assert (earliest.run_at, latest.run_at) == (INSTANT_MIN, INSTANT_MAX)
+    assert earliest.run_at is not None
+    assert earliest.run_at.tzinfo is timezone.utc
+
+
+class _BrokenZone(tzinfo):
+    def utcoffset(self, dt: datetime | None) -> timedelta:
+        raise RuntimeError("this zone is broken")
+
+
+class _Later(datetime):
+    """A datetime subclass, as some libraries hand out."""
+
+
+def test_a_zone_that_fails_is_refused_and_a_subclass_is_kept_as_a_datetime() -> None:
+    with pytest.raises(ValidationError, match="timezone-aware datetime"):
+        NewJob(kind="k", run_at=datetime(2030, 1, 1, tzinfo=_BrokenZone()))
+    job = NewJob(kind="k", run_at=_Later(2030, 1, 1, 12, tzinfo=_UTC_PLUS_14))
+    assert type(job.run_at) is datetime
+    assert job.run_at == datetime(2029, 12, 31, 22, tzinfo=timezone.utc)
+
+
+HUGE = 10**5000
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: NewJob(kind="k", priority=HUGE),
+        lambda: NewJob(kind="k", max_attempts=-HUGE),
+        lambda: Snooze(HUGE),
+        lambda: RetryAfter(HUGE),
+        lambda: NewJob(kind="k", args={"n": HUGE}),
+        lambda: NewJob(kind="k", metadata={"n": [-HUGE]}),
+        lambda: ResumeCallback({"n": HUGE}),
+        lambda: check_id("a job id", HUGE),
+    ],
+)
+def test_a_number_of_five_thousand_digits_is_a_validation_error(make: Any) -> None:
+    with pytest.raises(ValidationError, match="digits"):
+        make()
+
+
+def test_json_integers_up_to_the_digit_bound_are_kept() -> None:
+    widest = 10**JSON_INTEGER_DIGITS_MAX - 1  # 4,300 nines
+    assert NewJob(kind="k", args={"n": widest, "m": -widest}).args == {"n": widest, "m": -widest}
+    with pytest.raises(ValidationError, match="at most 4,300 digits"):
+        NewJob(kind="k", args={"n": widest + 1})
+
+
+class _Unprintable:
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
+def test_a_refused_value_is_shown_without_raising() -> None:
+    assert shown(HUGE) == "an integer of about 5,000 digits"
+    assert shown(_Unprintable()) == "a _Unprintable"
+    with pytest.raises(ValidationError, match="got a _Unprintable"):
+        NewJob(kind="k", priority=_Unprintable())  # type: ignore[arg-type]

@@ -27,6 +27,7 @@ import attrs
 from cronsim import CronSim, CronSimError
 
 from awa.domain.errors import ValidationError
+from awa.domain.validation import INSTANT_MAX, shown
 from awa.domain.values import NewJob
 
 __all__ = [
@@ -62,7 +63,7 @@ _SECOND = timedelta(seconds=1)
 def check_schedule_name(name: object) -> str:
     if not isinstance(name, str) or not _NAME.match(name):
         raise ValidationError(
-            f"invalid schedule name {name!r}: use 1-128 letters, digits, '_', '.', ':' or '-',"
+            f"invalid schedule name {shown(name)}: use 1-128 letters, digits, '_', '.', ':' or '-',"
             " starting with a letter, digit or '_'"
         )
     return name
@@ -82,24 +83,24 @@ def _timezone(name: object) -> str:
 
 def _cron(expression: object) -> str:
     if not isinstance(expression, str):
-        raise ValidationError(f"a cron expression is a string, got {expression!r}")
+        raise ValidationError(f"a cron expression is a string, got {shown(expression)}")
     fields = expression.split()
     if len(fields) not in (5, 6):
         raise ValidationError(
-            f"cron expression {expression!r} has {len(fields)} fields: use 5 (minute hour"
+            f"cron expression {shown(expression)} has {len(fields)} fields: use 5 (minute hour"
             " day-of-month month day-of-week) or 6 (seconds first)"
         )
     normalised = " ".join(fields)
     try:
         next(CronSim(normalised, datetime(2000, 1, 1, tzinfo=timezone.utc)))
     except (CronSimError, StopIteration) as exc:
-        raise ValidationError(f"invalid cron expression {expression!r}: {exc}") from None
+        raise ValidationError(f"invalid cron expression {shown(expression)}: {exc}") from None
     return normalised
 
 
 def _policy(value: object) -> MissedFirePolicy:
     if value not in MISSED_FIRE_POLICIES:
-        raise ValidationError(f"missed_fire_policy is 'coalesce' or 'catch_up', got {value!r}")
+        raise ValidationError(f"missed_fire_policy is 'coalesce' or 'catch_up', got {shown(value)}")
     return value
 
 
@@ -126,14 +127,19 @@ class Schedule:
     def _times(self, start: datetime, *, reverse: bool = False) -> Iterator[datetime]:
         local = start.astimezone(ZoneInfo(self.timezone))
         for moment in CronSim(self.cron, local, reverse=reverse):
-            yield moment.astimezone(timezone.utc)
+            fire_at = moment.astimezone(timezone.utc)
+            if fire_at > INSTANT_MAX:  # no job may run later (awa.domain.validation)
+                return
+            yield fire_at
 
     def fires_after(self, moment: datetime) -> Iterator[datetime]:
-        """Fire times strictly after ``moment``, in order, in UTC."""
+        """Fire times strictly after ``moment``, in order, in UTC, up to ``INSTANT_MAX``."""
         return self._times(moment)
 
     def next_after(self, moment: datetime) -> datetime:
-        return next(self.fires_after(moment))
+        """The first fire after ``moment``; ``INSTANT_MAX`` when none comes before it: a
+        schedule whose next fire is there never fires again (``plan_fires``)."""
+        return next(self.fires_after(moment), INSTANT_MAX)
 
     def latest_at_or_before(self, moment: datetime) -> datetime:
         """The last fire time no later than ``moment``."""
@@ -234,7 +240,7 @@ def resume(record: ScheduleRecord, now: datetime) -> ScheduleRecord:
 def plan_fires(record: ScheduleRecord, now: datetime) -> FirePlan | None:
     """The fires due at ``now`` (``None`` when none is, or the schedule is paused)."""
     schedule = record.schedule
-    if record.paused or record.next_fire_at > now:
+    if record.paused or record.next_fire_at > now or record.next_fire_at >= INSTANT_MAX:
         return None
     if schedule.missed_fire_policy == "coalesce":
         # never before the fire the store expects, whatever a DST rule makes of a reverse walk

@@ -27,7 +27,7 @@ import attrs
 from awa.domain.errors import UniqueConflict, ValidationError
 from awa.domain.states import TERMINAL_STATES, JobState
 from awa.domain.transitions import TRANSITIONS, Trigger
-from awa.domain.validation import DURATION_MAX_S, check_state
+from awa.domain.validation import DURATION_MAX_S, check_state, shown
 
 if TYPE_CHECKING:
     from awa.domain.values import Job
@@ -92,7 +92,7 @@ def _names(states: Iterable[JobState]) -> str:
 def check_unique_states(states: object) -> frozenset[JobState]:
     """A non-empty, safe set of states (values or members)."""
     if isinstance(states, (str, JobState)) or not isinstance(states, Iterable):
-        raise ValidationError(f"unique states come as a set of states, got {states!r}")
+        raise ValidationError(f"unique states come as a set of states, got {shown(states)}")
     checked = frozenset(check_state(state) for state in states)
     if not checked:
         raise ValidationError("unique states must name at least one state")
@@ -113,10 +113,14 @@ def _by_args(value: object) -> bool | tuple[str, ...]:
     if isinstance(value, bool):
         return value
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-        raise ValidationError(f"by_args is True, False or a list of field names, got {value!r}")
+        raise ValidationError(
+            f"by_args is True, False or a list of field names, got {shown(value)}"
+        )
     fields = tuple(value)
     if not fields or not all(isinstance(f, str) and f for f in fields):
-        raise ValidationError(f"by_args names at least one field, each a string, got {value!r}")
+        raise ValidationError(
+            f"by_args names at least one field, each a string, got {shown(value)}"
+        )
     return tuple(sorted(set(fields)))
 
 
@@ -132,14 +136,14 @@ def _period(value: object) -> int | None:
     ):
         raise ValidationError(
             f"a unique period is a whole number of seconds from 1 to {DURATION_MAX_S:.0f}"
-            f" (or a timedelta), got {value!r}"
+            f" (or a timedelta), got {shown(value)}"
         )
     return int(seconds)
 
 
 def _by_queue(value: object) -> bool:
     if not isinstance(value, bool):
-        raise ValidationError(f"by_queue must be True or False, got {value!r}")
+        raise ValidationError(f"by_queue must be True or False, got {shown(value)}")
     return value
 
 
@@ -203,7 +207,7 @@ def retakes_unique_key(before: Job | None, after: Job) -> bool:
 
 def check_on_conflict(value: object) -> OnConflict:
     if value not in ON_CONFLICT_CHOICES:
-        raise ValidationError(f"on_conflict is 'raise' or 'skip', got {value!r}")
+        raise ValidationError(f"on_conflict is 'raise' or 'skip', got {shown(value)}")
     return value
 
 

@@ -6,7 +6,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from awa.domain.defaults import MAX_ATTEMPTS_RANGE, PRIORITY_RANGE
@@ -16,15 +16,20 @@ from awa.domain.states import JobState
 __all__ = [
     "ARGS_BYTES_MAX_DEFAULT",
     "DURATION_MAX_S",
+    "ID_RANGE",
+    "INSTANT_MAX",
+    "INSTANT_MIN",
     "JSON_DEPTH_MAX",
+    "JSON_INTEGER_DIGITS_MAX",
     "MAX_ATTEMPTS_RANGE",
     "PRIORITY_RANGE",
     "TAGS_COUNT_MAX",
     "TAG_LENGTH_MAX",
     "TEXT_LENGTH_MAX",
     "check_args_size",
-    "check_aware",
     "check_flag",
+    "check_id",
+    "check_instant",
     "check_json",
     "check_json_object",
     "check_kind",
@@ -36,6 +41,7 @@ __all__ = [
     "check_tags",
     "check_text",
     "compact_json",
+    "shown",
     "storable_text",
 ]
 
@@ -52,6 +58,19 @@ ARGS_BYTES_MAX_DEFAULT = 1024 * 1024
 #: the longest reason or error text a caller may give (a cancel reason, a callback failure);
 #: a handler's own exception text is cut to this length instead (``storable_text``)
 TEXT_LENGTH_MAX = 10_000
+#: the earliest and latest instant a caller may give (a job's ``run_at``, a dead letter's new
+#: ``run_at``): every store keeps them, every reader reads them back, and a time zone a CLI or
+#: dashboard shows them in cannot push them out of Python's range (year 1 to 9999)
+INSTANT_MIN = datetime(1970, 1, 1, tzinfo=timezone.utc)
+INSTANT_MAX = datetime(9999, 1, 1, tzinfo=timezone.utc)
+#: ids and leases are 64-bit integers in every store (PostgreSQL ``bigint``, SQLite ``INTEGER``)
+ID_RANGE = range(-(2**63), 2**63)
+#: the most digits of an integer in JSON: Python reads no longer one back from text (its
+#: ``int_max_str_digits`` default), so a longer one could be stored and never read again
+JSON_INTEGER_DIGITS_MAX = 4300
+_JSON_INTEGER_BOUND = 10**JSON_INTEGER_DIGITS_MAX
+# integers this small are plainly storable, settled without comparing with the bound above
+_SMALL_INTEGER_BOUND = 2**63
 
 _NAME = re.compile(r"[a-z0-9_][a-z0-9_.:-]{0,127}\Z", re.ASCII)
 _KIND = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]{0,127}\Z", re.ASCII)
@@ -60,10 +79,17 @@ _KIND = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]{0,127}\Z", re.ASCII)
 _SHOWN_CHARS_MAX = 80
 
 
-def _shown(value: object) -> str:
+def shown(value: object) -> str:
     """A refused value as an error message quotes it: its ``repr``, cut short, so a 50 MB
-    argument does not become a 50 MB message."""
-    text = repr(value)
+    argument does not become a 50 MB message. Never raises: an integer Python will not turn
+    into text (over 4,300 digits) is described by its size, an object whose ``repr`` fails by
+    its type."""
+    if isinstance(value, int) and not -_JSON_INTEGER_BOUND < value < _JSON_INTEGER_BOUND:
+        return f"an integer of about {int(abs(value).bit_length() * 0.30103):,} digits"
+    try:
+        text = repr(value)
+    except Exception:
+        return f"a {type(value).__name__}"
     if len(text) > _SHOWN_CHARS_MAX:
         return text[: _SHOWN_CHARS_MAX - 1] + "…"
     return text
@@ -72,7 +98,7 @@ def _shown(value: object) -> str:
 def check_queue(queue: object) -> str:
     if not isinstance(queue, str) or not _NAME.match(queue):
         raise ValidationError(
-            f"invalid queue name {_shown(queue)}: use 1-128 lowercase letters, digits, '_', '.',"
+            f"invalid queue name {shown(queue)}: use 1-128 lowercase letters, digits, '_', '.',"
             " ':' or '-', not starting with punctuation other than '_'"
         )
     return queue
@@ -81,7 +107,7 @@ def check_queue(queue: object) -> str:
 def check_kind(kind: object) -> str:
     if not isinstance(kind, str) or not _KIND.match(kind):
         raise ValidationError(
-            f"invalid job kind {_shown(kind)}: use 1-128 letters, digits, '_', '.', ':' or '-',"
+            f"invalid job kind {shown(kind)}: use 1-128 letters, digits, '_', '.', ':' or '-',"
             " starting with a letter or '_'"
         )
     return kind
@@ -93,7 +119,7 @@ def _check_int_in(name: str, value: object, allowed: range) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value not in allowed:
         raise ValidationError(
             f"{name} must be an integer from {allowed.start} to {allowed.stop - 1},"
-            f" got {_shown(value)}"
+            f" got {shown(value)}"
         )
     return value
 
@@ -106,12 +132,24 @@ def check_max_attempts(max_attempts: object) -> int:
     return _check_int_in("max_attempts", max_attempts, MAX_ATTEMPTS_RANGE)
 
 
+def check_id(name: str, value: object) -> int:
+    """A job id or lease: an integer a 64-bit column holds."""
+    if type(value) is int and -_SMALL_INTEGER_BOUND <= value < _SMALL_INTEGER_BOUND:
+        return value  # the common case, checked per finished attempt: kept cheap
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError(f"{name} is an integer, got {shown(value)}")
+    if value not in ID_RANGE:
+        raise ValidationError(f"{name} must be a 64-bit integer, got {shown(value)}")
+    return int(value)
+
+
 def check_seconds(name: str, seconds: object, *, allow_zero: bool = True) -> float:
     """A duration from 0 (or just above, unless ``allow_zero``) to ``DURATION_MAX_S``."""
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        raise ValidationError(f"{name} must be a number of seconds, got {_shown(seconds)}")
+        raise ValidationError(f"{name} must be a number of seconds, got {shown(seconds)}")
     if (
-        not math.isfinite(seconds)
+        (isinstance(seconds, int) and not 0 <= seconds <= DURATION_MAX_S)  # before float()
+        or not math.isfinite(seconds)
         or seconds < 0
         or (seconds == 0 and not allow_zero)
         or seconds > DURATION_MAX_S
@@ -119,7 +157,7 @@ def check_seconds(name: str, seconds: object, *, allow_zero: bool = True) -> flo
         low = ">= 0" if allow_zero else "> 0"
         raise ValidationError(
             f"{name} must be {low} and at most {DURATION_MAX_S:.0f} seconds (100 years),"
-            f" got {_shown(seconds)}"
+            f" got {shown(seconds)}"
         )
     return float(seconds)
 
@@ -128,7 +166,7 @@ def check_flag(name: str, value: object) -> bool:
     """A yes/no argument must be a real ``bool``: ``all="no"`` is truthy and would act on
     everything."""
     if not isinstance(value, bool):
-        raise ValidationError(f"{name} must be True or False, got {_shown(value)}")
+        raise ValidationError(f"{name} must be True or False, got {shown(value)}")
     return value
 
 
@@ -138,13 +176,13 @@ def check_state(state: object) -> JobState:
         return JobState(state)
     except ValueError:
         names = ", ".join(s.value for s in JobState)
-        raise ValidationError(f"unknown job state {_shown(state)}: use one of {names}") from None
+        raise ValidationError(f"unknown job state {shown(state)}: use one of {names}") from None
 
 
 def check_text(name: str, text: object, *, length_max: int = TEXT_LENGTH_MAX) -> str:
     """Non-empty text a store can hold, as a caller gave it (a reason, an error message)."""
     if not isinstance(text, str) or not text.strip():
-        raise ValidationError(f"{name} must be a non-empty string, got {_shown(text)}")
+        raise ValidationError(f"{name} must be a non-empty string, got {shown(text)}")
     if len(text) > length_max:
         raise ValidationError(f"{name} is {len(text)} characters; at most {length_max}")
     _check_storable_text(name, text)
@@ -166,23 +204,42 @@ def storable_text(text: str, *, length_max: int = TEXT_LENGTH_MAX) -> str:
     return text
 
 
-def check_aware(name: str, when: object) -> datetime:
-    if not isinstance(when, datetime) or when.utcoffset() is None:
-        raise ValidationError(f"{name} must be a timezone-aware datetime, got {_shown(when)}")
-    return when
+def check_instant(name: str, when: object) -> datetime:
+    """A timezone-aware ``datetime`` from ``INSTANT_MIN`` to ``INSTANT_MAX``, as the same
+    instant in UTC: an offset can carry a time inside Python's range out of it once converted
+    (``0001-01-01T00:00+14:00``), and no store may keep what no reader can read back."""
+    try:
+        offset = when.utcoffset() if isinstance(when, datetime) else None
+    except Exception:  # a tzinfo of the caller's that fails is their input, not our bug
+        offset = None
+    if offset is None:
+        raise ValidationError(f"{name} must be a timezone-aware datetime, got {shown(when)}")
+    assert isinstance(when, datetime)
+    try:
+        utc = when.astimezone(timezone.utc)
+    except (OverflowError, ValueError):
+        utc = None
+    if utc is None or not INSTANT_MIN <= utc <= INSTANT_MAX:
+        raise ValidationError(
+            f"{name} must be from {INSTANT_MIN:%Y-%m-%d} to {INSTANT_MAX:%Y-%m-%d} UTC,"
+            f" got {shown(when)}"
+        )
+    if type(utc) is not datetime:  # a subclass's arithmetic and loaders are its own
+        utc = datetime(*utc.timetuple()[:6], utc.microsecond, tzinfo=timezone.utc)
+    return utc
 
 
 def check_tags(tags: object) -> tuple[str, ...]:
     if not tags and type(tags) is tuple:  # most jobs: none
         return ()
     if isinstance(tags, (str, bytes)) or not isinstance(tags, Sequence):
-        raise ValidationError(f"tags must be a list of strings, got {_shown(tags)}")
+        raise ValidationError(f"tags must be a list of strings, got {shown(tags)}")
     if len(tags) > TAGS_COUNT_MAX:
         raise ValidationError(f"at most {TAGS_COUNT_MAX} tags, got {len(tags)}")
     for tag in tags:
         if not isinstance(tag, str) or not 0 < len(tag) <= TAG_LENGTH_MAX:
             raise ValidationError(
-                f"each tag must be a string of 1-{TAG_LENGTH_MAX} characters, got {_shown(tag)}"
+                f"each tag must be a string of 1-{TAG_LENGTH_MAX} characters, got {shown(tag)}"
             )
         _check_storable_text("tag", tag)
     return tuple(tags)
@@ -202,7 +259,7 @@ def check_json(name: str, value: object) -> Any:
     return value
 
 
-_PLAIN_SCALARS = frozenset({type(None), bool, int})
+_PLAIN_SCALARS = frozenset({type(None), bool})
 
 
 def _plainly_fine(item: object) -> bool:
@@ -212,6 +269,8 @@ def _plainly_fine(item: object) -> bool:
         return item.isascii() and "\x00" not in item
     if type(item) is float:
         return math.isfinite(item)
+    if type(item) is int:
+        return -_SMALL_INTEGER_BOUND < item < _SMALL_INTEGER_BOUND
     return type(item) in _PLAIN_SCALARS
 
 
@@ -225,11 +284,18 @@ def _check_json(path: str, value: object, depth: int) -> None:
             if not _plainly_fine(item):
                 _check_json(f"{path}.{key}", item, depth + 1)
         return
-    if value is None or isinstance(value, (bool, int)):
+    if value is None or isinstance(value, bool):
+        return
+    if isinstance(value, int):
+        if not -_JSON_INTEGER_BOUND < value < _JSON_INTEGER_BOUND:
+            raise ValidationError(
+                f"{path} holds {shown(value)}: a JSON integer has at most"
+                f" {JSON_INTEGER_DIGITS_MAX:,} digits"
+            )
         return
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise ValidationError(f"{path} holds {_shown(value)}, which JSON cannot represent")
+            raise ValidationError(f"{path} holds {shown(value)}, which JSON cannot represent")
         return
     if isinstance(value, str):
         _check_storable_text(path, value)
@@ -255,7 +321,7 @@ def _short(path: str, length_max: int = 200) -> str:
 
 def _check_key(path: str, key: object) -> None:
     if not isinstance(key, str):
-        raise ValidationError(f"{path} has a non-string key {_shown(key)}")
+        raise ValidationError(f"{path} has a non-string key {shown(key)}")
     _check_storable_text(f"{path} key", key)
 
 

@@ -81,6 +81,10 @@ def _metadata(value: Mapping[str, Any]) -> dict[str, Any]:
     return v.check_json_object("metadata", value)
 
 
+def _run_at(value: datetime | None) -> datetime | None:
+    return None if value is None else v.check_instant("run_at", value)
+
+
 @attrs.frozen(kw_only=True)
 class NewJob:
     """What a producer asks for. Constructing one validates it; a bad value raises
@@ -91,18 +95,14 @@ class NewJob:
     queue: str = attrs.field(default="default", converter=v.check_queue)
     priority: int = attrs.field(default=DEFAULT_PRIORITY, converter=v.check_priority)
     max_attempts: int = attrs.field(default=DEFAULT_MAX_ATTEMPTS, converter=v.check_max_attempts)
-    run_at: datetime | None = attrs.field(default=None)
+    #: ``None``: now; else an instant from ``INSTANT_MIN`` to ``INSTANT_MAX``, kept in UTC
+    run_at: datetime | None = attrs.field(default=None, converter=_run_at)
     tags: tuple[str, ...] = attrs.field(default=(), converter=v.check_tags)
     metadata: dict[str, Any] = attrs.field(factory=dict, converter=_metadata)
     #: what makes a duplicate of this job (``awa.domain.unique``); ``None``: no key
     unique: Unique | None = attrs.field(default=None)
     # args_json()'s text, made on first use: the size check and the store share one dump
     _args_json: str | None = attrs.field(default=None, init=False, eq=False, repr=False)
-
-    @run_at.validator
-    def _check_run_at(self, _: attrs.Attribute[datetime | None], value: object) -> None:
-        if value is not None:
-            v.check_aware("run_at", value)
 
     @unique.validator
     def _check_unique(self, _: attrs.Attribute[Unique | None], value: object) -> None:

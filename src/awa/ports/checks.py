@@ -28,6 +28,7 @@ from awa.domain.states import JobState
 from awa.domain.unique import OnConflict, check_on_conflict
 from awa.domain.validation import (
     check_flag,
+    check_id,
     check_json_object,
     check_kind,
     check_queue,
@@ -35,6 +36,7 @@ from awa.domain.validation import (
     check_state,
     check_tags,
     check_text,
+    shown,
 )
 from awa.ports.results import Event, Finish, Heartbeat
 from awa.ports.store import BATCH_SIZE_MAX
@@ -82,7 +84,9 @@ WORKER_KINDS_MAX = 10_000
 
 def check_limit(limit: object) -> int:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= BATCH_SIZE_MAX:
-        raise ValidationError(f"limit must be an integer from 1 to {BATCH_SIZE_MAX}, got {limit!r}")
+        raise ValidationError(
+            f"limit must be an integer from 1 to {BATCH_SIZE_MAX}, got {shown(limit)}"
+        )
     return limit
 
 
@@ -112,7 +116,9 @@ def check_streamed_count(count: object) -> int:
     """``insert_streamed``: how many jobs the chunks make, at least two (one job is a single
     insert) and at most a batch."""
     if isinstance(count, bool) or not isinstance(count, int) or not 2 <= count <= BATCH_SIZE_MAX:
-        raise ValidationError(f"a streamed insert takes 2 to {BATCH_SIZE_MAX} jobs, got {count!r}")
+        raise ValidationError(
+            f"a streamed insert takes 2 to {BATCH_SIZE_MAX} jobs, got {shown(count)}"
+        )
     return count
 
 
@@ -148,20 +154,14 @@ def check_before_id(before_id: object) -> int | None:
 
 
 def check_job_id(job_id: object) -> int:
-    if isinstance(job_id, bool) or not isinstance(job_id, int):
-        raise ValidationError(f"a job id is an integer, got {job_id!r}")
-    return job_id
+    return check_id("a job id", job_id)
 
 
 def check_lease(lease: object) -> Lease:
     if not isinstance(lease, Lease):
         raise ValidationError(f"expected a Lease, got {type(lease).__name__}")
-    if type(lease.job_id) is int and type(lease.run_lease) is int:
-        return lease  # the usual case, checked once per finished attempt: kept cheap
-    for name in ("job_id", "run_lease"):
-        value = getattr(lease, name)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValidationError(f"a lease's {name} is an integer, got {value!r}")
+    check_id("a lease's job_id", lease.job_id)
+    check_id("a lease's run_lease", lease.run_lease)
     return lease
 
 
@@ -186,14 +186,16 @@ def check_worker_kinds(kinds: object) -> dict[str, tuple[str, ...]]:
     """What a worker records of itself: queue -> the kinds it handles there, bounded."""
     if not isinstance(kinds, Mapping):
         raise ValidationError(
-            f"a worker's kinds come as a mapping of queue to kinds, got {kinds!r}"
+            f"a worker's kinds come as a mapping of queue to kinds, got {shown(kinds)}"
         )
     if len(kinds) > WORKER_QUEUES_MAX:
         raise ValidationError(f"a worker records at most {WORKER_QUEUES_MAX} queues")
     checked: dict[str, tuple[str, ...]] = {}
     for queue, names in kinds.items():
         if isinstance(names, (str, bytes)) or not isinstance(names, Sequence):
-            raise ValidationError(f"the kinds of queue {queue!r} come as a list, got {names!r}")
+            raise ValidationError(
+                f"the kinds of queue {shown(queue)} come as a list, got {shown(names)}"
+            )
         if len(names) > WORKER_KINDS_MAX:
             raise ValidationError(f"a worker records at most {WORKER_KINDS_MAX} kinds a queue")
         checked[check_queue(queue)] = tuple(sorted({check_kind(name) for name in names}))

@@ -7,7 +7,7 @@ import warnings
 import attrs
 
 from awa.domain import ValidationError
-from awa.domain.validation import check_flag, check_queue, check_seconds
+from awa.domain.validation import check_flag, check_queue, check_seconds, shown
 from awa.ports import BATCH_SIZE_MAX, DEFAULT_DEADLINE_S, DEFAULT_STALENESS_S
 
 __all__ = ["CONCURRENCY_DEFAULT", "CONCURRENCY_MAX", "QueueConfig", "RuntimeConfig"]
@@ -23,7 +23,7 @@ CONCURRENCY_DEFAULT = 100
 def _concurrency(value: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= CONCURRENCY_MAX:
         raise ValidationError(
-            f"concurrency must be an integer from 1 to {CONCURRENCY_MAX}, got {value!r}"
+            f"concurrency must be an integer from 1 to {CONCURRENCY_MAX}, got {shown(value)}"
         )
     return value
 

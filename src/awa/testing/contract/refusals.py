@@ -121,6 +121,8 @@ TOO_MANY = BATCH_SIZE_MAX + 1
 UNKNOWN_CALLBACK = "no-such-callback"
 BAD_LEASE = Lease("1; --", 1)  # type: ignore[arg-type]
 BOOL_LEASE = Lease(1, True)
+#: an integer Python will not even print (over 4,300 digits): refused, not a ValueError
+HUGE = 10**5000
 
 CLAIMED = "claimed job must be the Job that holds its lease"
 LIST = "as a list"
@@ -177,6 +179,10 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("claim", "deadline a string", DEADLINE, "default", limit=1, deadline_duration_s="60"),
     _row("claim", "negative aging", "priority_aging", "default", limit=1, priority_aging_s=-1),
     _row("claim", "aging NaN", "priority_aging", "default", limit=1, priority_aging_s=float("nan")),
+    _row("claim", "limit of 5,000 digits", LIMIT, "default", limit=HUGE),
+    _row(
+        "claim", "deadline of 5,000 digits", DEADLINE, "default", limit=1, deadline_duration_s=HUGE
+    ),
     # -- heartbeat ---------------------------------------------------------------------------
     _row("heartbeat", "one beat not in a list", LIST, Heartbeat(LIVE)),
     _row("heartbeat", "a lease not a Heartbeat", "expected Heartbeat", [LIVE]),
@@ -185,6 +191,8 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("heartbeat", "progress not an object", "JSON object", [Heartbeat(LIVE, progress=[1])]),  # type: ignore[arg-type]
     _row("heartbeat", "lease job id not an integer", "lease", [Heartbeat(BAD_LEASE)]),
     _row("heartbeat", "lease run_lease a bool", "run_lease is an integer", [Heartbeat(BOOL_LEASE)]),
+    _row("heartbeat", "lease job id past 64 bits", "64-bit", [Heartbeat(Lease(2**63, 1))]),
+    _row("heartbeat", "lease run_lease of 5,000 digits", "64-bit", [Heartbeat(Lease(1, HUGE))]),
     _row(
         "heartbeat",
         "good beat beside a bad one",
@@ -231,6 +239,7 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("register_callback", "a job id not a lease", "Lease", FAILED),
     _row("register_callback", "timeout 0", TIMEOUT, LIVE, timeout_s=0),
     _row("register_callback", "timeout of 1e12 s", TIMEOUT, LIVE, timeout_s=1e12),
+    _row("register_callback", "timeout of 5,000 digits", TIMEOUT, LIVE, timeout_s=HUGE),
     _row("register_callback", "empty callback id", CALLBACK_ID, LIVE, callback_id=""),
     _row("register_callback", "blank callback id", CALLBACK_ID, LIVE, callback_id="  "),
     _row("register_callback", "callback id not a string", CALLBACK_ID, LIVE, callback_id=123),
@@ -244,10 +253,12 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("heartbeat_callback", "unknown id timeout -1", TIMEOUT, UNKNOWN_CALLBACK, timeout_s=-1),
     _row("heartbeat_callback", "timeout 0", TIMEOUT, CALLBACK, timeout_s=0),
     _row("heartbeat_callback", "timeout of 1e12 s", TIMEOUT, CALLBACK, timeout_s=1e12),
+    _row("heartbeat_callback", "timeout of 5,000 digits", TIMEOUT, CALLBACK, timeout_s=HUGE),
     _row("heartbeat_callback", "empty callback id", CALLBACK_ID, "", timeout_s=60),
     # -- maintenance -------------------------------------------------------------------------
     _row("rescue", "staleness 0", STALENESS, staleness_s=0),
     _row("rescue", "staleness NaN", STALENESS, staleness_s=float("nan")),
+    _row("rescue", "staleness of 5,000 digits", STALENESS, staleness_s=HUGE),
     _row("rescue", "limit 0", LIMIT, limit=0),
     _row("promote", "limit -1", LIMIT, limit=-1),
     _row("plan_fires", "limit 0", LIMIT, limit=0),
@@ -305,6 +316,9 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("get_job", "job id with SQL", JOB_ID, "1; DROP TABLE awa.jobs"),
     _row("get_job", "job id a bool", JOB_ID, True),
     _row("cancel", "job id a float", JOB_ID, 1.5),
+    _row("cancel", "job id past 64 bits", "64-bit", 2**63),
+    _row("get_job", "job id of 5,000 digits", "digits", HUGE),
+    _row("retry", "job id below 64 bits", "64-bit", -(2**63) - 1),
     _row("retry", "job id a string", JOB_ID, "1"),
     _row("list_jobs", "unknown state", "unknown job state", state="bogus"),
     _row("list_jobs", "kind with a space", KIND, kind="1bad kind"),
@@ -312,6 +326,8 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("list_jobs", "limit 0", LIMIT, limit=0),
     _row("list_jobs", "before_id a string", JOB_ID, before_id="10"),
     _row("list_jobs", "before_id a bool", JOB_ID, before_id=True),
+    _row("list_jobs", "before_id past 64 bits", "64-bit", before_id=2**64),
+    _row("list_jobs", "limit of 5,000 digits", LIMIT, limit=HUGE),
     _row("count_jobs", "unknown state", "unknown job state", state="bogus"),
     _row("count_jobs", "kind with a space", KIND, kind="1bad kind"),
     _row("count_jobs", "queue with spaces", QUEUE, queue="NOT VALID"),
@@ -328,6 +344,7 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("configure_queue", "dlq_enabled a string", FLAG, "default", dlq_enabled="on"),
     _row("configure_queue", "finished retention 0", RETENTION, "default", finished_retention_s=0),
     _row("configure_queue", "dlq retention NaN", RETENTION, "dead", dlq_retention_s=float("nan")),
+    _row("configure_queue", "retention of 5,000 digits", RETENTION, "dead", dlq_retention_s=HUGE),
     _row(
         "configure_queue",
         "good setting beside a bad one",

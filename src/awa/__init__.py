@@ -30,6 +30,7 @@ from awa.domain import (
     Unique,
     UniqueConflict,
     UnknownJobKind,
+    Unreadable,
     ValidationError,
     WaitForCallback,
 )
@@ -76,6 +77,7 @@ __all__ = [
     "Unique",
     "UniqueConflict",
     "UnknownJobKind",
+    "Unreadable",
     "ValidationError",
     "WaitForCallback",
     "job_kind",

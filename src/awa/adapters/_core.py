@@ -382,7 +382,22 @@ class StoreCore(abc.ABC):
         priority_aging_s: float = 0.0,
     ) -> list[Job]:
         check_claim(queue, limit, deadline_duration_s, priority_aging_s)
-        return self._claim(queue, limit, float(deadline_duration_s), float(priority_aging_s))
+        claimed = self._claim(queue, limit, float(deadline_duration_s), float(priority_aging_s))
+        if any(job.unreadable for job in claimed):  # rare: a row this version cannot read
+            return self._fail_unreadable(claimed)
+        return claimed
+
+    def _fail_unreadable(self, claimed: list[Job]) -> list[Job]:
+        """Row 7 for each claimed job its store could not read whole: no handler can be given
+        it, so it fails at once, and the rest of the batch goes to its handlers."""
+        unreadable = [job for job in claimed if job.unreadable]
+        self._finish(
+            [
+                Finish(job.lease, decisions.unreadable_failure(job), claimed=job)
+                for job in unreadable
+            ]
+        )
+        return [job for job in claimed if not job.unreadable]
 
     def heartbeat(self, beats: Sequence[Heartbeat]) -> list[WriteResult]:
         check_heartbeats(beats)
@@ -767,10 +782,16 @@ class StoreCore(abc.ABC):
         return self._restore(tx, [dead], refuse_held=True)[0]
 
     def _restore(self, tx: Transaction, dead: Sequence[Job], *, refuse_held: bool) -> list[Job]:
-        """Row 20; a job whose key another holds raises (``refuse_held``) or stays put."""
+        """Row 20; a job whose key another holds raises (``refuse_held``) or stays put, and so
+        does one with a column its store could not read: restoring it writes every column, so
+        it would run with what stands in for that column instead of what it holds."""
         now, writes = tx.now(), Writes()
         taken: dict[str, Job] = {}
         for job in dead:
+            if job.unreadable:
+                if refuse_held:
+                    raise decisions.unrestorable(job)
+                continue
             retried = decisions.operator_retry(job, now)
             holder = self._holder_refusing(tx, None, retried, taken)  # a dead letter holds none
             if holder is None:

@@ -56,6 +56,7 @@ from awa.domain.values import (
     Job,
     Lease,
     NewJob,
+    Unreadable,
 )
 
 __all__ = [
@@ -108,6 +109,7 @@ __all__ = [
     "Unique",
     "UniqueConflict",
     "UnknownJobKind",
+    "Unreadable",
     "ValidationError",
     "WaitForCallback",
     "attempt_end",

@@ -14,9 +14,10 @@ from typing import Any
 import attrs
 
 from awa.domain import outcomes as o
+from awa.domain import validation as v
 from awa.domain.backoff import RandomSource, backoff_s
-from awa.domain.defaults import DEADLINE_S, PRIORITY_RANGE, RETRY_REQUESTED
-from awa.domain.errors import CallbackNotFound, IllegalTransition
+from awa.domain.defaults import DEADLINE_S, PRIORITY_RANGE, RETRY_REQUESTED, UNREADABLE_JOB
+from awa.domain.errors import CallbackNotFound, IllegalTransition, ValidationError
 from awa.domain.rescue import RescueCause
 from awa.domain.states import JobState
 from awa.domain.transitions import TRANSITIONS, Trigger, next_state
@@ -45,6 +46,8 @@ __all__ = [
     "release",
     "rescue",
     "resolve_callback",
+    "unreadable_failure",
+    "unrestorable",
 ]
 
 
@@ -251,6 +254,28 @@ def rescue(job: Job, cause: RescueCause, now: datetime, rng: RandomSource) -> De
     run_at = _seconds_after(now, backoff_s(job.attempt, rng))
     retried = _move(job, Trigger.RESCUE_RETRY, errors=errors, run_at=run_at, **_END_ATTEMPT)
     return Decision(Trigger.RESCUE_RETRY, retried, error)
+
+
+def unreadable_failure(job: Job) -> o.Fail:
+    """Row 7 for a claimed job a column of which its store could not read back: no handler
+    can be given it, and no later attempt would read it better, so it fails at once, its
+    error naming each column and quoting what it holds (``Job.unreadable``)."""
+    if not job.unreadable:
+        raise ValueError(f"job {job.id} was read whole")
+    said = "; ".join(str(column) for column in job.unreadable)
+    return o.Fail(v.storable_text(f"{UNREADABLE_JOB}: {said}"), terminal=True)
+
+
+def unrestorable(job: Job) -> ValidationError:
+    """The refusal of row 20 for a dead letter a column of which its store could not read:
+    restoring it would write what stands in for that column in place of what it holds."""
+    said = "; ".join(str(column) for column in job.unreadable)
+    return ValidationError(
+        v.storable_text(
+            f"job {job.id} cannot be retried from the dead-letter queue: {said}. Fix the"
+            f" stored row or purge the entry (awa dlq purge {job.id})"
+        )
+    )
 
 
 # -- the worker, fenced by its lease --------------------------------------------------------

@@ -15,6 +15,7 @@ __all__ = [
     "PRIORITY_RANGE",
     "RETRY_REQUESTED",
     "STALENESS_S",
+    "UNREADABLE_JOB",
 ]
 
 #: claim order is ``(priority, run_at, id)``: lower runs first
@@ -37,3 +38,5 @@ FAILED_BY_CALLBACK = "failed by callback"
 HANDLER_PANICKED = "handler panicked"
 #: how the error of an attempt whose handler returned ``RetryAfter(s)`` starts
 RETRY_REQUESTED = "retry requested after"
+#: how the error of a claimed job starts when a column of its row cannot be read back
+UNREADABLE_JOB = "stored job cannot be read"

@@ -6,7 +6,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from awa.domain.defaults import MAX_ATTEMPTS_RANGE, PRIORITY_RANGE
@@ -144,7 +144,8 @@ def check_id(name: str, value: object) -> int:
 
 
 def check_seconds(name: str, seconds: object, *, allow_zero: bool = True) -> float:
-    """A duration from 0 (or just above, unless ``allow_zero``) to ``DURATION_MAX_S``."""
+    """A duration from 0 (or just above, unless ``allow_zero``) to ``DURATION_MAX_S``, to the
+    microsecond, the finest time every store keeps: a duration is what it reads back as."""
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
         raise ValidationError(f"{name} must be a number of seconds, got {shown(seconds)}")
     if (
@@ -159,7 +160,13 @@ def check_seconds(name: str, seconds: object, *, allow_zero: bool = True) -> flo
             f"{name} must be {low} and at most {DURATION_MAX_S:.0f} seconds (100 years),"
             f" got {shown(seconds)}"
         )
-    return float(seconds)
+    kept = timedelta(seconds=seconds).total_seconds()
+    if kept == 0 and not allow_zero:
+        raise ValidationError(
+            f"{name} must be at least 0.000001 seconds (a microsecond, the finest time a store"
+            f" keeps), got {shown(seconds)}"
+        )
+    return kept
 
 
 def check_flag(name: str, value: object) -> bool:
@@ -282,7 +289,7 @@ def _check_json(path: str, value: object, depth: int) -> None:
             if not (type(key) is str and key.isascii() and "\x00" not in key):
                 _check_key(path, key)
             if not _plainly_fine(item):
-                _check_json(f"{path}.{key}", item, depth + 1)
+                _check_json(_member(path, key), item, depth + 1)
         return
     if value is None or isinstance(value, bool):
         return
@@ -303,7 +310,7 @@ def _check_json(path: str, value: object, depth: int) -> None:
     if isinstance(value, Mapping):
         for key, item in value.items():
             _check_key(path, key)
-            _check_json(f"{path}.{key}", item, depth + 1)
+            _check_json(_member(path, key), item, depth + 1)
         return
     if isinstance(value, (list, tuple)):
         for index, item in enumerate(value):
@@ -317,6 +324,14 @@ def _short(path: str, length_max: int = 200) -> str:
     if len(path) <= length_max:
         return path
     return f"{path[: length_max // 2]}...{path[-(length_max // 2 - 3) :]}"
+
+
+def _member(path: str, key: str) -> str:
+    """The path of ``key`` in ``path``, as a refusal names it on one line: ``args.name``, or
+    ``args['a\\nb']`` for a key a message could not show as it is."""
+    if key.isascii() and key.isprintable() and key and not any(c in key for c in "'\".[]"):
+        return f"{path}.{key}"
+    return f"{path}[{shown(key)}]"
 
 
 def _check_key(path: str, key: object) -> None:

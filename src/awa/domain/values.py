@@ -25,6 +25,7 @@ __all__ = [
     "Job",
     "Lease",
     "NewJob",
+    "Unreadable",
 ]
 
 
@@ -62,6 +63,22 @@ class ErrorEntry:
     at: datetime
     terminal: bool = False
     traceback: str | None = None
+
+
+@attrs.frozen
+class Unreadable:
+    """A stored column of a job that this version cannot read back (written by hand, by an
+    older version, by a bug): its name, its stored value as text (cut short), and why. The job
+    is read all the same, that column holding the nearest value it can (``awa.adapters``),
+    so one such row never stops a claim, a listing or a maintenance round; a claim fails it
+    (``decisions.unreadable_failure``)."""
+
+    column: str
+    raw: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.column} holds {self.raw!r} ({self.reason})"
 
 
 @attrs.frozen
@@ -183,6 +200,8 @@ class Job:
     #: the key the job holds while it is in ``unique_states`` (``awa.domain.unique``)
     unique_key: str | None = None
     unique_states: frozenset[JobState] = frozenset()
+    #: the columns a store could not read back (``Unreadable``); empty for every job awa wrote
+    unreadable: tuple[Unreadable, ...] = ()
 
     @property
     def lease(self) -> Lease:

@@ -23,6 +23,7 @@ import attrs
 from awa.adapters._core import JobQuery, StoreCore, Transaction, UniqueKeyRace
 from awa.adapters._fencing import Locked, Writes
 from awa.adapters._presence import WorkerPresence
+from awa.adapters._unreadable import TooEarly, TooLate, placeholder
 from awa.adapters.memory.faults import FaultHooks, SimulatedCrash
 from awa.domain import (
     DlqEntry,
@@ -33,6 +34,7 @@ from awa.domain import (
     NewJob,
     OnConflict,
     ScheduleRecord,
+    Unreadable,
     decisions,
     holds_unique_key,
 )
@@ -254,6 +256,29 @@ class MemoryStore(StoreCore, WorkerPresence):
             key = job.unique_key
             if key and holds_unique_key(job) and holders.setdefault(key, job.id) != job.id:
                 raise UniqueKeyRace(f"job {job.id} would take the key job {holders[key]} holds")
+
+    # -- what a SQL store meets in a row written by hand ----------------------------------------
+    def plant_unreadable(self, job_id: int, column: str, *, too_late: bool = False) -> Job:
+        """Make the stored value of a job's ``column`` one its store cannot read back, as a
+        SQL store finds a row written by hand, by another version or by a bug: the job holds
+        that column's placeholder and names it in ``unreadable``
+        (``awa.adapters._unreadable``), where it is or in the dead-letter queue. For the
+        contract's tests of what every store does with such a row."""
+        error = TooLate("planted") if too_late else TooEarly("planted")
+        with self._tx():
+            planted = Unreadable(column, "<planted>", str(error))
+
+            def plant(job: Job) -> Job:
+                changes = {column: placeholder(column, error)}
+                return attrs.evolve(job, unreadable=(*job.unreadable, planted), **changes)
+
+            if job_id in self._dlq:
+                entry = self._dlq[job_id]
+                self._dlq[job_id] = attrs.evolve(entry, job=plant(entry.job))
+                return self._dlq[job_id].job
+            job = plant(self._jobs[job_id])
+            self._put(job)
+            return job
 
     # -- producers -----------------------------------------------------------------------------
     def _insert(self, jobs: Sequence[NewJob], on_conflict: OnConflict) -> list[Job]:

@@ -1,20 +1,35 @@
-"""The row boundary: database rows to domain values and domain values to bound parameters.
+"""The row boundary: domain values to bound parameters, and rows that are not jobs (schedules,
+the queue summary) to domain values. Jobs are read from rows by ``_job_rows``, whose names are
+also here, as the adapter's modules import them.
 
-Every job statement returns the job columns in one order (``JOB_COLUMNS``), so one converter
-serves them all. JSON travels as text and is cast to ``jsonb`` in SQL.
+JSON travels as text and is cast to ``jsonb`` in SQL.
 """
 
 from __future__ import annotations
 
-import functools
 import json
-import re
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime, timedelta, timezone
-from typing import Any, overload
+from datetime import datetime, timedelta
+from typing import Any
 
+from awa.adapters.postgres._job_rows import (
+    _STATES,
+    ATTEMPT_COLUMNS,
+    JOB_COLUMNS,
+    SCHEDULE_COLUMNS,
+    checked_attempt_rows,
+    checked_rows,
+    checked_rows_async,
+    dlq_entry_from_row,
+    job_after_attempt,
+    job_from_json,
+    job_from_row,
+    read_json_time,
+    read_time,
+    unique_states_mask,
+    utc,
+)
 from awa.domain import (
-    DlqEntry,
     ErrorEntry,
     Job,
     JobState,
@@ -24,7 +39,7 @@ from awa.domain import (
     Unique,
     ValidationError,
 )
-from awa.domain.validation import compact_json
+from awa.domain.validation import INSTANT_MIN, compact_json
 from awa.ports.results import QueueSettings
 from awa.ports.summary import DlqGroup, QueueSummary, StateGroup, build_summary
 
@@ -45,87 +60,17 @@ __all__ = [
     "job_from_json",
     "job_from_row",
     "portable_insert_params",
+    "read_time",
     "restore_params",
     "schedule_from_row",
     "schedule_params",
     "stored_args",
     "stored_json",
     "summary_from_row",
+    "unique_states_mask",
     "utc",
     "write_params",
 ]
-
-JOB_COLUMNS = (
-    "id",
-    "kind",
-    "queue",
-    "args",
-    "state",
-    "priority",
-    "attempt",
-    "max_attempts",
-    "run_lease",
-    "run_at",
-    "created_at",
-    "tags",
-    "metadata",
-    "errors",
-    "attempted_at",
-    "heartbeat_at",
-    "deadline_at",
-    "finalized_at",
-    "progress",
-    "callback_id",
-    "callback_timeout_at",
-    "callback_result",
-    "unique_key",
-    "unique_states",
-)
-_WIDTH = len(JOB_COLUMNS)
-#: the columns a write may change while a lease holds (``write_jobs.sql`` writes exactly these);
-#: the others are set by insert and claim only, so a worker's claimed job still has them right
-ATTEMPT_COLUMNS = (
-    "id",
-    "state",
-    "attempt",
-    "run_at",
-    "errors",
-    "metadata",
-    "progress",
-    "attempted_at",
-    "heartbeat_at",
-    "deadline_at",
-    "finalized_at",
-    "callback_id",
-    "callback_timeout_at",
-    "callback_result",
-)
-SCHEDULE_COLUMNS = (
-    "name",
-    "cron",
-    "timezone",
-    "missed_fire_policy",
-    "kind",
-    "queue",
-    "args",
-    "priority",
-    "max_attempts",
-    "tags",
-    "metadata",
-    "unique_options",
-    "paused",
-    "next_fire_at",
-    "last_fire_at",
-    "created_at",
-    "updated_at",
-)
-_TIMESTAMP_COLUMNS = frozenset(column for column in JOB_COLUMNS if column.endswith("_at"))
-# PostgreSQL's JSON timestamps drop trailing zeros of the fraction ("12:00:00.5+00:00");
-# Python 3.10's fromisoformat reads only 3 or 6 digits
-_FRACTION = re.compile(r"\.(\d{1,6})(?=[+-]|Z|$)")
-_JOB_COLUMN_NAMES = tuple(column.encode() for column in JOB_COLUMNS)
-_STATES = {state.value: state for state in JobState}
-_UTC = timezone.utc
 
 
 def dump_json(value: Any) -> str:
@@ -216,30 +161,9 @@ def _json_or_null(value: Any) -> str | None:
     return None if value is None else dump_json(value)
 
 
-@overload
-def utc(when: datetime) -> datetime: ...
-@overload
-def utc(when: None) -> None: ...
-def utc(when: datetime | None) -> datetime | None:
-    """Timestamps leave the adapter in UTC whatever the session time zone."""
-    if when is None or when.tzinfo is _UTC:
-        return when
-    return when.astimezone(_UTC)
-
-
 def interval(seconds: float) -> timedelta | None:
     """A duration as a bound ``interval``; 0 means "none" (NULL)."""
     return timedelta(seconds=seconds) if seconds else None
-
-
-def _error_from_json(entry: dict[str, Any]) -> ErrorEntry:
-    return ErrorEntry(
-        error=entry["error"],
-        attempt=entry["attempt"],
-        at=datetime.fromisoformat(entry["at"]),
-        terminal=entry.get("terminal", False),
-        traceback=entry.get("traceback"),
-    )
 
 
 def _error_to_json(error: ErrorEntry) -> dict[str, Any]:
@@ -257,193 +181,6 @@ def _error_to_json(error: ErrorEntry) -> dict[str, Any]:
 
 def errors_to_json(errors: Iterable[ErrorEntry]) -> str:
     return dump_json([_error_to_json(e) for e in errors])
-
-
-def job_from_row(row: Sequence[Any], offset: int = 0) -> Job:
-    """The job in ``row[offset:offset + len(JOB_COLUMNS)]``."""
-    (
-        id_,
-        kind,
-        queue,
-        args,
-        state,
-        priority,
-        attempt,
-        max_attempts,
-        run_lease,
-        run_at,
-        created_at,
-        tags,
-        metadata,
-        errors,
-        attempted_at,
-        heartbeat_at,
-        deadline_at,
-        finalized_at,
-        progress,
-        callback_id,
-        callback_timeout_at,
-        callback_result,
-        unique_key,
-        unique_states,
-    ) = row[offset : offset + _WIDTH]
-    return Job(
-        id=id_,
-        kind=kind,
-        queue=queue,
-        args=args,
-        state=_STATES[state],
-        priority=priority,
-        attempt=attempt,
-        max_attempts=max_attempts,
-        run_lease=run_lease,
-        run_at=utc(run_at),
-        created_at=utc(created_at),
-        tags=tuple(tags),
-        metadata=metadata,
-        errors=tuple(_error_from_json(e) for e in errors) if errors else (),
-        attempted_at=utc(attempted_at),
-        heartbeat_at=utc(heartbeat_at),
-        deadline_at=utc(deadline_at),
-        finalized_at=utc(finalized_at),
-        progress=progress,
-        callback_id=callback_id,
-        callback_timeout_at=utc(callback_timeout_at),
-        callback_result=callback_result,
-        unique_key=unique_key,
-        unique_states=_states_of(unique_states) if unique_states else frozenset(),
-    )
-
-
-def job_after_attempt(claimed: Job, row: Sequence[Any]) -> Job:
-    """The job whose ``ATTEMPT_COLUMNS`` are ``row``, its other columns those of ``claimed``,
-    the same job as claimed under the same lease."""
-    (
-        id_,
-        state,
-        attempt,
-        run_at,
-        errors,
-        metadata,
-        progress,
-        attempted_at,
-        heartbeat_at,
-        deadline_at,
-        finalized_at,
-        callback_id,
-        callback_timeout_at,
-        callback_result,
-    ) = row
-    assert id_ == claimed.id, "a claimed job was matched with another job's row"
-    return Job(
-        id=id_,
-        kind=claimed.kind,
-        queue=claimed.queue,
-        args=claimed.args,
-        state=_STATES[state],
-        priority=claimed.priority,
-        attempt=attempt,
-        max_attempts=claimed.max_attempts,
-        run_lease=claimed.run_lease,
-        run_at=utc(run_at),
-        created_at=claimed.created_at,
-        tags=claimed.tags,
-        metadata=metadata,
-        errors=tuple(_error_from_json(e) for e in errors) if errors else (),
-        attempted_at=utc(attempted_at),
-        heartbeat_at=utc(heartbeat_at),
-        deadline_at=utc(deadline_at),
-        finalized_at=utc(finalized_at),
-        progress=progress,
-        callback_id=callback_id,
-        callback_timeout_at=utc(callback_timeout_at),
-        callback_result=callback_result,
-        unique_key=claimed.unique_key,
-        unique_states=claimed.unique_states,
-    )
-
-
-_ATTEMPT_COLUMN_NAMES = tuple(column.encode() for column in ATTEMPT_COLUMNS)
-
-
-def _check_job_columns(
-    cur: Any, offset: int, expected: tuple[bytes, ...] = _JOB_COLUMN_NAMES
-) -> None:
-    # the result's own field names (libpq's PQfname): cur.description would build a Column
-    # object per field, about 100 us a statement on the hot path
-    result = cur.pgresult
-    fields = result.nfields if result is not None else 0
-    end = min(fields, offset + len(expected))
-    fname = result.fname if result is not None else None
-    names = [fname(i) for i in range(offset, end)] if fname is not None else []
-    if end - offset != len(expected) or tuple(names) != expected:
-        shown = [name.decode() if isinstance(name, bytes) else name for name in names]
-        raise AssertionError(f"expected the job columns from column {offset}, got {shown}")
-
-
-def checked_attempt_rows(cur: Any) -> list[Any]:
-    """``checked_rows`` for a result of ``ATTEMPT_COLUMNS``."""
-    _check_job_columns(cur, 0, _ATTEMPT_COLUMN_NAMES)
-    rows: list[Any] = cur.fetchall()
-    return rows
-
-
-def checked_rows(cur: Any, offset: int = 0) -> list[Any]:
-    """Every row of ``cur``'s result, once its columns from ``offset`` on are known to be the
-    job's, in ``JOB_COLUMNS`` order: a statement that lists them differently fails here, by
-    name, instead of filling a job's fields from the wrong columns."""
-    _check_job_columns(cur, offset)
-    rows: list[Any] = cur.fetchall()
-    return rows
-
-
-async def checked_rows_async(cur: Any, offset: int = 0) -> list[Any]:
-    """``checked_rows`` for an async cursor."""
-    _check_job_columns(cur, offset)
-    rows: list[Any] = await cur.fetchall()
-    return rows
-
-
-def _timestamp(text: str | None) -> datetime | None:
-    if text is None:
-        return None
-    return datetime.fromisoformat(_FRACTION.sub(lambda m: "." + m[1].ljust(6, "0"), text))
-
-
-def job_from_json(text: str) -> Job:
-    """The job in one row of ``insert_jobs_portable.sql``: the job's columns as JSON text,
-    read here rather than by the caller's driver, whose loaders may be anyone's."""
-    data = json.loads(text)
-    return job_from_row(
-        [
-            _timestamp(data[column]) if column in _TIMESTAMP_COLUMNS else data[column]
-            for column in JOB_COLUMNS
-        ]
-    )
-
-
-def dlq_entry_from_row(row: Sequence[Any]) -> DlqEntry:
-    """A ``list_dlq.sql`` row: the job columns, then ``dlq_reason`` and ``dlq_at``."""
-    return DlqEntry(
-        job=job_from_row(row),
-        reason=row[_WIDTH],
-        dlq_at=utc(row[_WIDTH + 1]),
-    )
-
-
-#: each state's bit in a unique-states mask: ``awa.state_bit`` (migration 0004), state by state
-_STATE_BITS = {state: 1 << position for position, state in enumerate(JobState)}
-
-
-@functools.lru_cache(maxsize=64)
-def unique_states_mask(states: frozenset[JobState]) -> int | None:
-    """A job's unique states as the bit mask the store keeps (``None``: none)."""
-    return sum(_STATE_BITS[state] for state in states) or None
-
-
-@functools.lru_cache(maxsize=64)
-def _states_of(mask: int) -> frozenset[JobState]:
-    return frozenset(state for state, bit in _STATE_BITS.items() if mask & bit)
 
 
 def _unique_columns(jobs: Sequence[NewJob]) -> tuple[list[str | None], list[Any], list[Any]]:
@@ -648,11 +385,6 @@ def schedule_params(records: Sequence[ScheduleRecord]) -> dict[str, Any]:
     }
 
 
-def _json_time(text: str | None) -> datetime | None:
-    """A ``timestamptz`` that travelled inside ``jsonb`` (ISO 8601 with an offset)."""
-    return None if text is None else utc(datetime.fromisoformat(text))
-
-
 def summary_from_row(row: Sequence[Any]) -> QueueSummary:
     """``queue_summary.sql``'s row: the counted groups (JSON arrays) and the settings now."""
     counted_at, window_s, states, dead, settings = row
@@ -661,11 +393,11 @@ def summary_from_row(row: Sequence[Any]) -> QueueSummary:
         float(window_s),
         # a sixth element, whether the count is an estimate, since migration 0011
         (
-            StateGroup(queue, _STATES[state], count, _json_time(oldest), ended, *estimated)
+            StateGroup(queue, _STATES[state], count, read_json_time(oldest), ended, *estimated)
             for queue, state, count, oldest, ended, *estimated in states
         ),
         (
-            DlqGroup(queue, kind, reason, count, utc(datetime.fromisoformat(latest)), ended)
+            DlqGroup(queue, kind, reason, count, read_json_time(latest) or INSTANT_MIN, ended)
             for queue, kind, reason, count, latest, ended in dead
         ),
         (QueueSettings(queue, paused, dlq_enabled) for queue, paused, dlq_enabled in settings),

@@ -32,8 +32,10 @@ from psycopg_pool import ConnectionPool
 from awa.adapters._core import JobQuery, StoreCore
 from awa.adapters._fencing import Locked, Writes, available_queues, stale_results
 from awa.adapters._presence import WorkerPresence
+from awa.adapters._unreadable import Raw
 from awa.adapters.postgres import caller_connections, migrations
 from awa.adapters.postgres._errors import translate_errors
+from awa.adapters.postgres._rereading import fetch_rows
 from awa.adapters.postgres._rows import (
     checked_attempt_rows,
     checked_rows,
@@ -44,6 +46,7 @@ from awa.adapters.postgres._rows import (
     interval,
     job_after_attempt,
     job_from_row,
+    read_time,
     restore_params,
     schedule_from_row,
     schedule_params,
@@ -86,7 +89,7 @@ from awa.domain import (
     ScheduleRecord,
     decisions,
 )
-from awa.domain.validation import check_seconds
+from awa.domain.validation import INSTANT_MIN, check_seconds
 from awa.ports import (
     Applied,
     Clock,
@@ -459,9 +462,9 @@ class PostgresStore(StoreCore, WorkerPresence):
 
     def _unhandled_kinds(self) -> list[UnhandledKind]:
         with self._statement("reading kinds no worker handles") as cur:
-            rows = cur.execute(SQL["unhandled_kinds"], {"now": self._now()}).fetchall()
+            rows = fetch_rows(cur.execute(SQL["unhandled_kinds"], {"now": self._now()}))
         return [
-            UnhandledKind(queue, kind, runnable, utc(oldest))
+            UnhandledKind(queue, kind, runnable, read_time(oldest) or INSTANT_MIN)
             for queue, kind, runnable, oldest in rows
         ]
 
@@ -549,7 +552,7 @@ class PostgresStore(StoreCore, WorkerPresence):
 
     def _queue_stats(self) -> list[QueueStats]:
         with self._statement("reading queue statistics") as cur:
-            rows = cur.execute(SQL["queue_stats"]).fetchall()
+            rows = fetch_rows(cur.execute(SQL["queue_stats"]))
         return [
             QueueStats(
                 queue=queue,
@@ -557,7 +560,7 @@ class PostgresStore(StoreCore, WorkerPresence):
                 dlq_depth=dlq_depth,
                 paused=paused,
                 dlq_enabled=dlq_enabled,
-                oldest_available_at=utc(oldest),
+                oldest_available_at=read_time(oldest),
                 finished_retention_s=finished_retention_s,
                 dlq_retention_s=dlq_retention_s,
             )
@@ -580,8 +583,8 @@ class PostgresStore(StoreCore, WorkerPresence):
             now = tx.now()
             since = now - timedelta(seconds=window_s)
             window = {"now": now, "since": since}
-            dead = tx.cur.execute(SQL["count_dead_letters"], window).fetchall()
-            states = tx.cur.execute(SQL["count_queue_states"], window).fetchall()
+            dead = fetch_rows(tx.cur.execute(SQL["count_dead_letters"], window))
+            states = fetch_rows(tx.cur.execute(SQL["count_queue_states"], window))
             tx.cur.execute(SQL["no_sequential_scans"])
             finished = {**window, "exact_max": FINISHED_EXACT_MAX}
             states += tx.cur.execute(SQL["count_finished_states"], finished).fetchall()
@@ -665,8 +668,14 @@ def _seconds(seconds: float | None) -> timedelta | None:
 
 
 def _json_row(row: Sequence[Any]) -> list[Any]:
-    """A counted group as a JSON array: timestamps as ISO 8601 text."""
-    return [value.isoformat() if isinstance(value, datetime) else value for value in row]
+    """A counted group as a JSON array: timestamps as ISO 8601 text, one that cannot be read
+    (``Raw``) as the nearest one that can."""
+    return [
+        (read_time(value) or INSTANT_MIN).isoformat()
+        if isinstance(value, (datetime, Raw))
+        else value
+        for value in row
+    ]
 
 
 def _due_order(job: Job) -> tuple[datetime, int]:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any, overload
 
+from awa.adapters._unreadable import Decoders, TooEarly, TooLate, read_job, time_placeholder
 from awa.domain import (
     DlqEntry,
     ErrorEntry,
@@ -25,6 +26,7 @@ from awa.domain import (
     Unique,
     ValidationError,
 )
+from awa.domain.validation import INSTANT_MIN
 
 __all__ = [
     "JOB_COLUMNS",
@@ -36,6 +38,7 @@ __all__ = [
     "job_params",
     "load_json",
     "micros",
+    "read_time",
     "schedule_from_row",
     "schedule_params",
     "time_of",
@@ -139,18 +142,30 @@ def _states_of(mask: int | None) -> frozenset[JobState]:
 
 
 def job_from_row(row: Sequence[Any], offset: int = 0) -> Job:
-    """The job in ``row[offset:offset + JOB_WIDTH]``, in ``JOB_COLUMNS`` order."""
+    """The job in ``row[offset:offset + JOB_WIDTH]``, in ``JOB_COLUMNS`` order; a row holding
+    a value this version cannot read is read column by column instead
+    (``awa.adapters._unreadable``)."""
+    try:
+        return _stored_job(row, offset)
+    except (KeyError, TypeError, ValueError, OverflowError, AttributeError):
+        return read_job(JOB_COLUMNS, row[offset : offset + JOB_WIDTH], _DECODERS)
+
+
+def _stored_job(row: Sequence[Any], offset: int) -> Job:
     (
         id_, kind, queue, args, state, priority, attempt, max_attempts, run_lease, run_at,
         created_at, tags, metadata, errors, attempted_at, heartbeat_at, deadline_at,
         finalized_at, progress, callback_id, callback_timeout_at, callback_result, unique_key,
         unique_states,
     ) = row[offset : offset + JOB_WIDTH]  # fmt: skip
+    args, metadata = load_json(args), load_json(metadata)
+    if type(args) is not dict or type(metadata) is not dict:  # SQLite keeps any TEXT
+        raise TypeError("args and metadata are JSON objects")
     return Job(
         id=id_,
         kind=kind,
         queue=queue,
-        args=load_json(args),
+        args=args,
         state=_STATES[state],
         priority=priority,
         attempt=attempt,
@@ -158,8 +173,8 @@ def job_from_row(row: Sequence[Any], offset: int = 0) -> Job:
         run_lease=run_lease,
         run_at=time_of(run_at),
         created_at=time_of(created_at),
-        tags=tuple(json.loads(tags)) if tags != "[]" else (),
-        metadata=load_json(metadata),
+        tags=_tags(tags) if tags != "[]" else (),
+        metadata=metadata,
         errors=_errors_of(errors),
         attempted_at=time_of(attempted_at),
         heartbeat_at=time_of(heartbeat_at),
@@ -172,6 +187,86 @@ def job_from_row(row: Sequence[Any], offset: int = 0) -> Job:
         unique_key=unique_key,
         unique_states=_states_of(unique_states),
     )
+
+
+# -- column by column: a row the fast way could not read -------------------------------------
+
+
+def _time(stored: Any) -> datetime | None:
+    if stored is None:
+        return None
+    if type(stored) is not int:
+        raise TypeError(f"not a time but a {type(stored).__name__}")
+    try:
+        return time_of(stored)
+    except OverflowError:
+        raise (TooEarly if stored < 0 else TooLate)(stored) from None
+
+
+def _integer(stored: Any) -> int:
+    if type(stored) is not int:
+        raise TypeError(f"not an integer but a {type(stored).__name__}")
+    return stored
+
+
+def _text(stored: Any) -> str:
+    if type(stored) is not str:
+        raise TypeError(f"not text but a {type(stored).__name__}")
+    return stored
+
+
+def _optional_text(stored: Any) -> str | None:
+    return None if stored is None else _text(stored)
+
+
+def _object(stored: Any) -> dict[str, Any]:
+    value = load_json(_text(stored))
+    if type(value) is not dict:
+        raise TypeError(f"not a JSON object but a {type(value).__name__}")
+    return value
+
+
+def _optional_object(stored: Any) -> dict[str, Any] | None:
+    return None if stored is None else _object(stored)
+
+
+def _tags(stored: Any) -> tuple[str, ...]:
+    value = json.loads(_text(stored))
+    if type(value) is not list or not all(type(tag) is str for tag in value):
+        raise TypeError("not a list of strings")
+    return tuple(value)
+
+
+def _any_json(stored: Any) -> Any:
+    return None if stored is None else load_json(_text(stored))
+
+
+_DECODERS: Decoders = {
+    "id": _integer,
+    "kind": _text,
+    "queue": _text,
+    "args": _object,
+    "state": _STATES.__getitem__,
+    "priority": _integer,
+    "attempt": _integer,
+    "max_attempts": _integer,
+    "run_lease": _integer,
+    "run_at": _time,
+    "created_at": _time,
+    "tags": _tags,
+    "metadata": _object,
+    "errors": lambda stored: _errors_of(_text(stored)),
+    "attempted_at": _time,
+    "heartbeat_at": _time,
+    "deadline_at": _time,
+    "finalized_at": _time,
+    "progress": _optional_object,
+    "callback_id": _optional_text,
+    "callback_timeout_at": _time,
+    "callback_result": _any_json,
+    "unique_key": _optional_text,
+    "unique_states": lambda stored: _states_of(None if stored is None else _integer(stored)),
+}
 
 
 def job_params(job: Job) -> dict[str, Any]:
@@ -215,8 +310,19 @@ def write_params(job: Job) -> dict[str, Any]:
 def dlq_entry_from_row(row: Sequence[Any]) -> DlqEntry:
     """The job columns, then ``dlq_reason`` and ``dlq_at``."""
     return DlqEntry(
-        job=job_from_row(row), reason=row[JOB_WIDTH], dlq_at=time_of(row[JOB_WIDTH + 1])
+        job=job_from_row(row),
+        reason=row[JOB_WIDTH],
+        dlq_at=read_time(row[JOB_WIDTH + 1]) or INSTANT_MIN,  # NOT NULL: never None
     )
+
+
+def read_time(stored: Any) -> datetime | None:
+    """A time outside the job's columns (``dlq_at``, the oldest ``run_at`` of a count), the
+    nearest readable one when it cannot be read: a count never stops for one row."""
+    try:
+        return _time(stored)
+    except (TypeError, ValueError) as error:
+        return time_placeholder(error)
 
 
 def _unique_options(unique: Unique | None) -> str | None:

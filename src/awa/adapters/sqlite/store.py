@@ -38,6 +38,7 @@ from awa.adapters.sqlite._rows import (
     job_params,
     load_json,
     micros,
+    read_time,
     schedule_from_row,
     schedule_params,
     time_of,
@@ -61,7 +62,7 @@ from awa.domain import (
 )
 from awa.domain.rescue import rescue_cause
 from awa.domain.unique import Blocked, answer_inserts, blocked_inserts, refuse_blocked
-from awa.domain.validation import check_seconds
+from awa.domain.validation import INSTANT_MIN, check_seconds
 from awa.ports import (
     CallbackResolved,
     CancelRequested,
@@ -363,7 +364,9 @@ class SqliteStore(StoreCore, WorkerPresence):
         rows = self._rows(
             "finding unhandled kinds", "unhandled_kinds", {"now": micros(self.clock.now())}
         )
-        return [UnhandledKind(q, k, n, time_of(oldest)) for q, k, n, oldest in rows]
+        return [
+            UnhandledKind(q, k, n, read_time(oldest) or INSTANT_MIN) for q, k, n, oldest in rows
+        ]
 
     # -- health and wake-ups --------------------------------------------------------------------
     def ping(self) -> None:
@@ -462,7 +465,7 @@ class SqliteStore(StoreCore, WorkerPresence):
         for queue, state, n, oldest_us in states:
             counts.setdefault(queue, {s: 0 for s in JobState})[_STATES[state]] = n
             if oldest_us is not None:
-                oldest[queue] = time_of(oldest_us)
+                oldest[queue] = read_time(oldest_us) or INSTANT_MIN
         stats = []
         for name in sorted(set(counts) | set(depths) | set(settings)):
             setting = settings.get(name, QueueSettings(name))
@@ -510,11 +513,11 @@ class SqliteStore(StoreCore, WorkerPresence):
             time_of(counted_at),
             float(window_s),
             (
-                StateGroup(queue, _STATES[state], n, time_of(oldest), ended)
+                StateGroup(queue, _STATES[state], n, read_time(oldest), ended)
                 for queue, state, n, oldest, ended in load_json(states)
             ),
             (
-                DlqGroup(queue, kind, reason, n, time_of(latest), ended)
+                DlqGroup(queue, kind, reason, n, read_time(latest) or INSTANT_MIN, ended)
                 for queue, kind, reason, n, latest, ended in load_json(dead)
             ),
             (_settings_of(s) for s in settings),

@@ -33,6 +33,8 @@ mixin                       module                area
 ``PeriodicContract``        ``periodic``          schedules, due fires, the fire's compare-and-set
 ``SummaryContract``         ``summary``           the queue summary (an optional capability)
 ``StreamedInsertContract``  ``streamed_inserts``  chunks made while written (optional)
+``UnreadableRowContract``   ``unreadable``        a row the store cannot read back (optional)
+``HostileInputContract``    ``hostile``           hostile values: refused, or read back whole
 ``RefusalContract``         ``refusals``          one table of refused inputs, every verb
 ==========================  ====================  ============================================
 """
@@ -44,6 +46,7 @@ from awa.testing.contract.callbacks import CallbackContract
 from awa.testing.contract.dlq import DlqContract
 from awa.testing.contract.fencing import FencingContract
 from awa.testing.contract.hints import HintContract
+from awa.testing.contract.hostile import HostileInputContract
 from awa.testing.contract.insert_claim import InsertClaimContract
 from awa.testing.contract.maintenance import MaintenanceContract
 from awa.testing.contract.operators import OperatorContract
@@ -57,6 +60,7 @@ from awa.testing.contract.streamed_inserts import StreamedInsertContract
 from awa.testing.contract.summary import SummaryContract
 from awa.testing.contract.table import TableContract
 from awa.testing.contract.unique import UniqueContract
+from awa.testing.contract.unreadable import Plant, UnreadableRowContract
 
 __all__ = [
     "REFUSALS",
@@ -66,11 +70,13 @@ __all__ = [
     "FencingContract",
     "Given",
     "HintContract",
+    "HostileInputContract",
     "InsertClaimContract",
     "MaintenanceContract",
     "OperatorContract",
     "OutcomeContract",
     "PeriodicContract",
+    "Plant",
     "PresenceContract",
     "QueueSettingsContract",
     "Refusal",
@@ -81,6 +87,7 @@ __all__ = [
     "SummaryContract",
     "TableContract",
     "UniqueContract",
+    "UnreadableRowContract",
 ]
 
 
@@ -101,6 +108,8 @@ class ClaimStoreContract(
     PeriodicContract,
     SummaryContract,
     StreamedInsertContract,
+    UnreadableRowContract,
+    HostileInputContract,
     RefusalContract,
 ):
     """Pytest mix-in: the whole ``ClaimStore`` contract."""

@@ -34,16 +34,13 @@ from awa.domain import (
 from awa.ports import BATCH_SIZE_MAX, Applied, ClaimStore, Finish, StreamsInserts
 from awa.testing.contract._helpers import StoreFixtures, _claim_one, _one
 from awa.testing.strategies_hostile import (
-    hostile_instants,
-    hostile_json,
-    hostile_names,
-    hostile_numbers,
+    JOB_FIELDS,
+    hostile_job_fields,
     hostile_seconds,
-    hostile_tags,
     json_equal,
 )
 
-__all__ = ["HostileInputContract"]
+__all__ = ["HostileInputContract", "assert_read_back_whole"]
 
 #: examples per law and path: enough to meet every kind of hostile value many times, few
 #: enough that a store on a real database runs them in seconds
@@ -61,37 +58,6 @@ _LAW = settings(
     ],
 )
 _numbering = itertools.count()
-
-
-def _mostly(valid: st.SearchStrategy[Any], hostile: st.SearchStrategy[Any]) -> Any:
-    """A field valid four times in five: most jobs then carry one hostile field, or none,
-    and reach the store instead of being refused for another field."""
-    return st.sampled_from((valid, valid, valid, valid, hostile)).flatmap(lambda chosen: chosen)
-
-
-_objects = st.dictionaries(st.text(max_size=8), hostile_json(), max_size=4)
-#: each field of a job: a valid value, and the hostile ones
-_FIELDS: dict[str, tuple[st.SearchStrategy[Any], st.SearchStrategy[Any]]] = {
-    "kind": (st.just("hostile"), hostile_names),
-    "args": (_objects, hostile_json()),
-    "queue": (st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True), hostile_names),
-    "priority": (st.integers(1, 4), hostile_numbers),
-    "max_attempts": (st.integers(1, 1000), hostile_numbers),
-    "run_at": (st.none(), hostile_instants()),
-    "tags": (st.lists(st.text(min_size=1, max_size=8), max_size=3), hostile_tags()),
-    "metadata": (_objects, hostile_json()),
-}
-
-
-def _job_fields(hostile: str) -> st.SearchStrategy[dict[str, Any]]:
-    """The fields of a job: ``hostile`` drawn from its hostile values, every other field
-    valid four times in five (so that most jobs reach the store)."""
-    return st.fixed_dictionaries(
-        {
-            name: hostile_values if name == hostile else _mostly(valid, hostile_values)
-            for name, (valid, hostile_values) in _FIELDS.items()
-        }
-    )
 
 
 def _single(store: ClaimStore, job: NewJob) -> list[Job]:
@@ -131,7 +97,7 @@ def _one_line_refusal(make: Callable[[], Any]) -> tuple[Any, bool]:
     return None, True
 
 
-def _read_back_whole(got: Job, given: dict[str, Any], job: NewJob) -> None:
+def assert_read_back_whole(got: Job, given: dict[str, Any], job: NewJob) -> None:
     """``got`` holds what the caller gave, type by type."""
     assert not got.unreadable, got.unreadable
     assert (got.kind, got.queue) == (job.kind, job.queue)
@@ -148,13 +114,13 @@ def _read_back_whole(got: Job, given: dict[str, Any], job: NewJob) -> None:
 class HostileInputContract(StoreFixtures):
     """Every hostile value is refused with nothing written, or read back whole."""
 
-    @pytest.mark.parametrize("hostile", list(_FIELDS))
+    @pytest.mark.parametrize("hostile", list(JOB_FIELDS))
     @_LAW
     @given(data=st.data())
-    def test_a_hostile_job_is_refused_or_read_back_whole(
+    def test_a_hostile_job_is_refused_orassert_read_back_whole(
         self, store: ClaimStore, hostile: str, data: st.DataObject
     ) -> None:
-        fields = dict(data.draw(_job_fields(hostile), label="fields"))
+        fields = dict(data.draw(hostile_job_fields(hostile), label="fields"))
         paths = [p for p in _PATHS if p != "streamed" or isinstance(store, StreamsInserts)]
         path = data.draw(st.sampled_from(paths), label="path")
         if isinstance(fields.get("args"), dict):  # no unique key taken by an earlier example
@@ -168,17 +134,17 @@ class HostileInputContract(StoreFixtures):
             assert store.count_jobs() == before, "a refused insert wrote a job"
             return
         mine = inserted[0]
-        _read_back_whole(mine, fields, job)
-        _read_back_whole(store.get_job(mine.id), fields, job)
+        assert_read_back_whole(mine, fields, job)
+        assert_read_back_whole(store.get_job(mine.id), fields, job)
         listed = [j for j in store.list_jobs(queue=job.queue, limit=BATCH_SIZE_MAX)]
         [found] = [j for j in listed if j.id == mine.id]
-        _read_back_whole(found, fields, job)
+        assert_read_back_whole(found, fields, job)
         if mine.state is JobState.AVAILABLE:
             claimed = {j.id: j for j in store.claim(job.queue, limit=BATCH_SIZE_MAX)}
-            _read_back_whole(claimed[mine.id], fields, job)
+            assert_read_back_whole(claimed[mine.id], fields, job)
         for other in inserted:
             assert store.cancel(other.id).state is JobState.CANCELLED
-        _read_back_whole(store.get_job(mine.id), fields, job)
+        assert_read_back_whole(store.get_job(mine.id), fields, job)
 
     @pytest.mark.parametrize("outcome", [Snooze, RetryAfter])
     @_LAW

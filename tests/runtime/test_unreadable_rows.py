@@ -1,0 +1,66 @@
+"""A worker meets a row it cannot read: that job fails, every other job runs, on every backend.
+
+Before: on SQLite every later claim of the queue failed (0 of 20 innocent jobs ran); on
+PostgreSQL the claim that took the row committed its batch as ``running`` and could not
+decode it, leaving its innocent neighbours running with no worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+import awa
+from awa.adapters.memory import MemoryStore
+from awa.domain.defaults import UNREADABLE_JOB
+from tests.planting import plant_in_postgres, plant_in_sqlite
+
+from .conftest import Backend, reaches, run
+
+S = awa.JobState
+
+
+@dataclass
+class Work:
+    n: int
+
+
+def _plant(backend: Backend, store: Any, job_id: int, column: str) -> None:
+    if isinstance(store, MemoryStore):
+        store.plant_unreadable(job_id, column)
+    elif backend.name == "sqlite":
+        plant_in_sqlite(backend.sqlite_path(), job_id, column)
+    else:
+        plant_in_postgres(store.pool, job_id, column)
+
+
+def test_a_row_the_worker_cannot_read_fails_alone_and_every_other_job_runs(
+    backend: Backend,
+) -> None:
+    async def story() -> None:
+        _, store, [client] = backend.clients()
+        ran: list[int] = []
+        all_ran = asyncio.Event()
+
+        @client.task(Work)
+        async def work(job: awa.Job[Work]) -> None:
+            ran.append(job.args.n)
+            if len(ran) == 20:
+                all_ran.set()
+
+        jobs = await client.insert_many([Work(n) for n in range(21)])
+        bad = jobs[10]
+        _plant(backend, store, bad.id, "run_at")
+        await client.start([("default", 4)])
+        await asyncio.wait_for(all_ran.wait(), 10)
+        failed = await reaches(client, bad.id, S.FAILED)
+        assert failed.errors[-1].terminal
+        assert failed.errors[-1].error.startswith(f"{UNREADABLE_JOB}: run_at holds ")
+        assert sorted(ran) == [n for n in range(21) if n != 10]
+        for job in jobs:
+            if job.id != bad.id:
+                assert (await client.get_job(job.id)).state is S.COMPLETED
+        await client.shutdown()
+
+    run(story)

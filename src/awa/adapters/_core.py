@@ -80,6 +80,7 @@ from awa.ports.checks import (
     check_register_callback,
     check_resolution,
     check_retention,
+    check_retry_at,
     check_schedule_name,
     check_schedules,
     check_unique_job,
@@ -581,16 +582,17 @@ class StoreCore(abc.ABC):
         tx.write(writes)
         return decision.job
 
-    def retry(self, job_id: int) -> Job:
+    def retry(self, job_id: int, *, run_at: datetime | None = None) -> Job:
         check_job_id(job_id)
-        return self._rerun_on_key_race(lambda: self._retry_once(job_id))
+        at = check_retry_at(run_at)
+        return self._rerun_on_key_race(lambda: self._retry_once(job_id, at))
 
-    def _retry_once(self, job_id: int) -> Job:
+    def _retry_once(self, job_id: int, run_at: datetime | None) -> Job:
         with self._transaction("retrying a job") as tx:
             locked = tx.lock_job(job_id)
             if locked is None:
-                return self._retry_dead_letter(tx, job_id)
-            retried = decisions.operator_retry(locked.job, tx.now())
+                return self._retry_dead_letter(tx, job_id, run_at)
+            retried = decisions.operator_retry(locked.job, tx.now(), run_at)
             holder = self._holder_refusing(tx, locked.job, retried, {})
             if holder is not None:
                 raise UniqueConflict(holder.id, holder.kind, holder.state.value)
@@ -600,15 +602,21 @@ class StoreCore(abc.ABC):
             return retried
 
     def retry_failed(
-        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
+        self,
+        *,
+        queue: str | None = None,
+        kind: str | None = None,
+        all: bool = False,
+        run_at: datetime | None = None,
     ) -> list[Job]:
         check_bulk_filter(queue, kind, all, "failed job")
+        at = check_retry_at(run_at)
 
         def retry(tx: Transaction, batch: list[Locked]) -> list[Job]:
             now, writes = tx.now(), Writes()
             taken: dict[str, Job] = {}
             for locked in batch:
-                retried = decisions.operator_retry(locked.job, now)
+                retried = decisions.operator_retry(locked.job, now, at)
                 if self._holder_refusing(tx, locked.job, retried, taken) is None:
                     writes.keep(retried)
             if writes:
@@ -765,23 +773,31 @@ class StoreCore(abc.ABC):
     def get_dlq_entry(self, job_id: int) -> DlqEntry | None:
         return self._get_dlq_entry(check_job_id(job_id))
 
-    def retry_from_dlq(self, job_id: int) -> Job:
+    def retry_from_dlq(self, job_id: int, *, run_at: datetime | None = None) -> Job:
         check_job_id(job_id)
+        at = check_retry_at(run_at)
 
         def retry() -> Job:
             with self._transaction("retrying a dead-letter job") as tx:
-                return self._retry_dead_letter(tx, job_id)
+                return self._retry_dead_letter(tx, job_id, at)
 
         return self._rerun_on_key_race(retry)
 
-    def _retry_dead_letter(self, tx: Transaction, job_id: int) -> Job:
+    def _retry_dead_letter(self, tx: Transaction, job_id: int, run_at: datetime | None) -> Job:
         """Row 20 for one job, inside ``tx``; ``UniqueConflict`` when its key is held."""
         dead = tx.lock_dead_letter(job_id)
         if dead is None:
             raise JobNotFound(job_id)
-        return self._restore(tx, [dead], refuse_held=True)[0]
+        return self._restore(tx, [dead], run_at, refuse_held=True)[0]
 
-    def _restore(self, tx: Transaction, dead: Sequence[Job], *, refuse_held: bool) -> list[Job]:
+    def _restore(
+        self,
+        tx: Transaction,
+        dead: Sequence[Job],
+        run_at: datetime | None,
+        *,
+        refuse_held: bool,
+    ) -> list[Job]:
         """Row 20; a job whose key another holds raises (``refuse_held``) or stays put, and so
         does one with a column its store could not read: restoring it writes every column, so
         it would run with what stands in for that column instead of what it holds."""
@@ -792,7 +808,7 @@ class StoreCore(abc.ABC):
                 if refuse_held:
                     raise decisions.unrestorable(job)
                 continue
-            retried = decisions.operator_retry(job, now)
+            retried = decisions.operator_retry(job, now, run_at)
             holder = self._holder_refusing(tx, None, retried, taken)  # a dead letter holds none
             if holder is None:
                 writes.restore(retried)
@@ -803,14 +819,20 @@ class StoreCore(abc.ABC):
         return writes.restored
 
     def bulk_retry_from_dlq(
-        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
+        self,
+        *,
+        queue: str | None = None,
+        kind: str | None = None,
+        all: bool = False,
+        run_at: datetime | None = None,
     ) -> list[Job]:
         check_dlq_filter(queue, kind, all)
+        at = check_retry_at(run_at)
 
         def retry() -> list[Job]:
             with self._transaction("retrying dead-letter jobs") as tx:
                 dead = tx.lock_dead_letters(queue, kind)
-                return self._restore(tx, dead, refuse_held=False) if dead else []
+                return self._restore(tx, dead, at, refuse_held=False) if dead else []
 
         return self._rerun_on_key_race(retry)
 

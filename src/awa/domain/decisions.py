@@ -490,8 +490,12 @@ def cancel(job: Job, now: datetime) -> Decision:
     return Decision(Trigger.CANCEL, cancelled)
 
 
-def operator_retry(job: Job, now: datetime) -> Job:
-    """Rows 18 and 20: a fresh attempt budget; errors and ``run_lease`` are kept."""
+def operator_retry(job: Job, now: datetime, run_at: datetime | None = None) -> Job:
+    """Rows 18 and 20: a fresh attempt budget; errors and ``run_lease`` are kept. With a
+    ``run_at`` still ahead of ``now`` the job waits for it (``scheduled``); otherwise it is
+    runnable at once."""
+    if run_at is not None and run_at > now:
+        return _move(job, Trigger.OPERATOR_RETRY_LATER, attempt=0, run_at=run_at, finalized_at=None)
     return _move(job, Trigger.OPERATOR_RETRY, attempt=0, run_at=now, finalized_at=None)
 
 

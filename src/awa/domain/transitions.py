@@ -47,6 +47,7 @@ class Trigger(str, enum.Enum):
     # operator
     CANCEL = "cancel"
     OPERATOR_RETRY = "operator_retry"
+    OPERATOR_RETRY_LATER = "operator_retry_later"
     MOVE_TO_DLQ = "move_to_dlq"
 
     def __str__(self) -> str:
@@ -104,9 +105,12 @@ TRANSITIONS: Mapping[tuple[JobState, Trigger], JobState] = MappingProxyType(
         (S.RUNNING, T.CANCEL): S.CANCELLED,
         (S.WAITING_EXTERNAL, T.CANCEL): S.CANCELLED,
         (S.RETRYABLE, T.CANCEL): S.CANCELLED,
-        # rows 18 and 20: operator retry, also from the dead-letter queue
+        # rows 18 and 20: operator retry, also from the dead-letter queue; at a run_at still
+        # ahead, the job waits for it
         (S.FAILED, T.OPERATOR_RETRY): S.AVAILABLE,
         (S.CANCELLED, T.OPERATOR_RETRY): S.AVAILABLE,
+        (S.FAILED, T.OPERATOR_RETRY_LATER): S.SCHEDULED,
+        (S.CANCELLED, T.OPERATOR_RETRY_LATER): S.SCHEDULED,
         # row 19: only failed jobs enter the dead-letter queue (a home, not a state)
         (S.FAILED, T.MOVE_TO_DLQ): S.FAILED,
     }

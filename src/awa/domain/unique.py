@@ -57,7 +57,7 @@ __all__ = [
 #: and a job that completed keeps blocking; one that failed or was cancelled does not
 DEFAULT_UNIQUE_STATES = frozenset(JobState) - {JobState.FAILED, JobState.CANCELLED}
 #: the moves that can be refused when another job holds the key: nothing else may retake one
-REFUSABLE_TRIGGERS = frozenset({Trigger.OPERATOR_RETRY})
+REFUSABLE_TRIGGERS = frozenset({Trigger.OPERATOR_RETRY, Trigger.OPERATOR_RETRY_LATER})
 
 OnConflict = Literal["raise", "skip"]
 ON_CONFLICT_CHOICES: tuple[OnConflict, ...] = ("raise", "skip")

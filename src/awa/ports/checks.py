@@ -8,6 +8,7 @@ refusal is one ``ValidationError`` sentence and changes nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any, TypeVar
 
 from awa.domain import FirePlan, Job, Lease, NewJob, Schedule, ValidationError
@@ -29,6 +30,7 @@ from awa.domain.unique import OnConflict, check_on_conflict
 from awa.domain.validation import (
     check_flag,
     check_id,
+    check_instant,
     check_json_object,
     check_kind,
     check_queue,
@@ -65,6 +67,7 @@ __all__ = [
     "check_register_callback",
     "check_resolution",
     "check_retention",
+    "check_retry_at",
     "check_schedule_name",
     "check_schedules",
     "check_streamed_count",
@@ -243,6 +246,12 @@ def check_resolution(callback_id: object, resolution: object) -> None:
 def check_retention(older_than_s: object, limit: object) -> None:
     check_seconds("older_than", older_than_s)
     check_limit(limit)
+
+
+def check_retry_at(run_at: object) -> datetime | None:
+    """An operator retry's ``run_at``: ``None`` (now), or an instant within the bounds every
+    store keeps (``awa.domain.validation.check_instant``)."""
+    return None if run_at is None else check_instant("run_at", run_at)
 
 
 def check_queue_settings(

@@ -23,6 +23,7 @@ Rules every adapter keeps (the contract suite in ``awa.testing`` checks them):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Protocol
 
 from awa.domain import (
@@ -209,15 +210,22 @@ class ClaimStore(Protocol):
         """Row 17; a terminal job raises ``IllegalTransition`` (not cancellable)."""
         ...
 
-    def retry(self, job_id: int) -> Job:
-        """Row 18 (row 20 when the job is in the dead-letter queue)."""
+    def retry(self, job_id: int, *, run_at: datetime | None = None) -> Job:
+        """Row 18 (row 20 when the job is in the dead-letter queue): runnable now, or
+        ``scheduled`` for a ``run_at`` still ahead."""
         ...
 
     def retry_failed(
-        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
+        self,
+        *,
+        queue: str | None = None,
+        kind: str | None = None,
+        all: bool = False,
+        run_at: datetime | None = None,
     ) -> list[Job]:
-        """Row 18 for every failed job (outside the dead-letter queue) matching; an empty
-        filter needs ``all=True``. A job whose unique key another holds stays failed."""
+        """Row 18 for every failed job (outside the dead-letter queue) matching, at ``run_at``
+        as ``retry``; an empty filter needs ``all=True``. A job whose unique key another
+        holds stays failed."""
         ...
 
     def discard_failed(
@@ -298,14 +306,22 @@ class ClaimStore(Protocol):
         """The dead-letter entry holding the job, or ``None`` when it is not dead-lettered."""
         ...
 
-    def retry_from_dlq(self, job_id: int) -> Job:
-        """Row 20: back to ``available`` with a fresh attempt budget, lease and errors kept."""
+    def retry_from_dlq(self, job_id: int, *, run_at: datetime | None = None) -> Job:
+        """Row 20: back to ``available`` (``scheduled`` for a ``run_at`` still ahead) with a
+        fresh attempt budget, lease and errors kept. A dead letter a column of which cannot
+        be read (``Job.unreadable``) is refused."""
         ...
 
     def bulk_retry_from_dlq(
-        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
+        self,
+        *,
+        queue: str | None = None,
+        kind: str | None = None,
+        all: bool = False,
+        run_at: datetime | None = None,
     ) -> list[Job]:
-        """Row 20 for every match; an empty filter needs ``all=True`` (``ValidationError``)."""
+        """Row 20 for every match, at ``run_at`` as ``retry_from_dlq``; an empty filter needs
+        ``all=True`` (``ValidationError``). One that cannot be read stays where it is."""
         ...
 
     def purge_dlq(

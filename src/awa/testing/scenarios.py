@@ -212,6 +212,9 @@ def fire(store: ClaimStore, clock: TickingClock, trigger: Trigger, driven: Drive
         accepted = operator(lambda: store.cancel(job.id))
     elif trigger is Trigger.OPERATOR_RETRY:
         accepted = operator(lambda: store.retry(job.id))
+    elif trigger is Trigger.OPERATOR_RETRY_LATER:
+        later = clock.now() + timedelta(hours=1)
+        accepted = operator(lambda: store.retry(job.id, run_at=later))
     elif trigger is Trigger.MOVE_TO_DLQ:
         accepted = operator(lambda: store.move_to_dlq(job.id, reason="operator"))
     else:  # pragma: no cover - a new trigger needs a verb here

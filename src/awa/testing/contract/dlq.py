@@ -6,6 +6,8 @@ moving a failed job there by hand.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from awa.adapters.memory import ManualClock
@@ -125,6 +127,25 @@ class DlqContract(StoreFixtures):
         assert [e.error for e in retried.errors] == ["boom"]
         assert store.list_dlq(queue="d") == []
         assert _claim_one(store, "d").run_lease == 2
+
+    def test_dlq_retry_at_a_later_run_at_waits_for_it_and_one_past_runs_now(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        store.set_dlq_enabled("d", True)
+        for _ in range(3):
+            _one(store, queue="d", max_attempts=1)
+            _finish(store, _claim_one(store, "d").lease, Fail("boom"))
+        [first, second, third] = sorted(e.job.id for e in store.list_dlq(queue="d"))
+        later = clock.now() + timedelta(hours=2)
+        waiting = store.retry_from_dlq(first, run_at=later)
+        assert (waiting.state, waiting.run_at, waiting.attempt) == (JobState.SCHEDULED, later, 0)
+        now = store.retry_from_dlq(second, run_at=clock.now() - timedelta(hours=1))
+        assert (now.state, now.run_at) == (JobState.AVAILABLE, clock.now())
+        [bulk] = store.bulk_retry_from_dlq(queue="d", run_at=later)
+        assert (bulk.id, bulk.state, bulk.run_at) == (third, JobState.SCHEDULED, later)
+        assert [job.id for job in store.claim("d", limit=10)] == [second]
+        clock.set(later)
+        assert sorted(job.id for job in store.claim("d", limit=10)) == [first, third]
 
     def test_operator_retry_of_a_dead_lettered_job_retries_from_the_dlq(
         self, store: ClaimStore

@@ -3,6 +3,8 @@ and the bulk verbs: retry or discard failed jobs, drain a queue."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from awa.adapters.memory import ManualClock
@@ -57,6 +59,20 @@ class OperatorContract(StoreFixtures):
         assert retried.run_lease == driven.job.run_lease
         assert retried.errors == driven.job.errors
         assert retried.finalized_at is None
+
+    def test_retry_failed_at_a_later_run_at_schedules_every_match(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        failed = [drive_to(store, clock, JobState.FAILED, queue="later").job for _ in range(2)]
+        cancelled = drive_to(store, clock, JobState.CANCELLED, queue="later").job
+        later = clock.now() + timedelta(minutes=30)
+        retried = store.retry_failed(queue="later", run_at=later)
+        assert sorted(job.id for job in retried) == sorted(job.id for job in failed)
+        assert {(job.state, job.run_at) for job in retried} == {(JobState.SCHEDULED, later)}
+        assert store.retry(cancelled.id, run_at=later).state is JobState.SCHEDULED
+        assert store.claim("later", limit=10) == []
+        clock.set(later)
+        assert len(store.claim("later", limit=10)) == 3
 
     def test_unknown_job_ids_raise_job_not_found(self, store: ClaimStore) -> None:
         for action in (store.get_job, store.cancel, store.retry, store.retry_from_dlq):

@@ -123,6 +123,9 @@ BAD_LEASE = Lease("1; --", 1)  # type: ignore[arg-type]
 BOOL_LEASE = Lease(1, True)
 #: an integer Python will not even print (over 4,300 digits): refused, not a ValueError
 HUGE = 10**5000
+#: instants inside Python's range as given, outside it (or the bounds) once in UTC
+_YEAR_1 = datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=14)))
+_PAST_9999 = datetime(9999, 12, 31, 23, tzinfo=timezone(timedelta(hours=-14)))
 
 CLAIMED = "claimed job must be the Job that holds its lease"
 LIST = "as a list"
@@ -319,6 +322,11 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("cancel", "job id past 64 bits", "64-bit", 2**63),
     _row("get_job", "job id of 5,000 digits", "digits", HUGE),
     _row("retry", "job id below 64 bits", "64-bit", -(2**63) - 1),
+    _row("retry", "naive run_at", "timezone-aware", FAILED, run_at=datetime(2030, 1, 1)),
+    _row("retry", "run_at past 9999", "9999-01-01 UTC", FAILED, run_at=_PAST_9999),
+    _row("retry_from_dlq", "run_at a string", "timezone-aware", 1, run_at="tomorrow"),
+    _row("bulk_retry_from_dlq", "run_at of year 1", "1970-01-01", all=True, run_at=_YEAR_1),
+    _row("retry_failed", "run_at of year 1", "1970-01-01", all=True, run_at=_YEAR_1),
     _row("retry", "job id a string", JOB_ID, "1"),
     _row("list_jobs", "unknown state", "unknown job state", state="bogus"),
     _row("list_jobs", "kind with a space", KIND, kind="1bad kind"),

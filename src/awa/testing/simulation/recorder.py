@@ -357,9 +357,14 @@ class RecordingStore:
         return self.store.list_jobs(**filters)
 
     def retry_failed(
-        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
+        self,
+        *,
+        queue: str | None = None,
+        kind: str | None = None,
+        all: bool = False,
+        run_at: datetime | None = None,
     ) -> list[Job]:
-        jobs = self.store.retry_failed(queue=queue, kind=kind, all=all)
+        jobs = self.store.retry_failed(queue=queue, kind=kind, all=all, run_at=run_at)
         for job in jobs:
             self._reset(job)
         return jobs
@@ -381,8 +386,8 @@ class RecordingStore:
         self.note(f"operator cancel {job_id}")
         return job
 
-    def retry(self, job_id: int) -> Job:
-        job = self.store.retry(job_id)
+    def retry(self, job_id: int, *, run_at: datetime | None = None) -> Job:
+        job = self.store.retry(job_id, run_at=run_at)
         self._reset(job)
         self.check_unique_holders()
         return job
@@ -430,15 +435,20 @@ class RecordingStore:
     def get_dlq_entry(self, job_id: int) -> DlqEntry | None:
         return self.store.get_dlq_entry(job_id)
 
-    def retry_from_dlq(self, job_id: int) -> Job:
-        job = self.store.retry_from_dlq(job_id)
+    def retry_from_dlq(self, job_id: int, *, run_at: datetime | None = None) -> Job:
+        job = self.store.retry_from_dlq(job_id, run_at=run_at)
         self._reset(job)
         return job
 
     def bulk_retry_from_dlq(
-        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
+        self,
+        *,
+        queue: str | None = None,
+        kind: str | None = None,
+        all: bool = False,
+        run_at: datetime | None = None,
     ) -> list[Job]:
-        jobs = self.store.bulk_retry_from_dlq(queue=queue, kind=kind, all=all)
+        jobs = self.store.bulk_retry_from_dlq(queue=queue, kind=kind, all=all, run_at=run_at)
         for job in jobs:
             self._reset(job)
         self.note(f"operator dlq retry-bulk {queue} -> {len(jobs)}")

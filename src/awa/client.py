@@ -692,14 +692,23 @@ class AsyncClient:
     async def cancel(self, job_id: int) -> JobRecord:
         return await self._call(self.store.cancel, job_id)
 
-    async def retry(self, job_id: int) -> JobRecord:
-        return await self._call(self.store.retry, job_id)
+    async def retry(self, job_id: int, *, run_at: datetime | None = None) -> JobRecord:
+        """Retry a failed or cancelled job with a fresh attempt budget: now, or at ``run_at``."""
+        return await self._call(self.store.retry, job_id, run_at=run_at)
 
     async def retry_failed(
-        self, *, kind: str | None = None, queue: str | None = None, all: bool = False
+        self,
+        *,
+        kind: str | None = None,
+        queue: str | None = None,
+        all: bool = False,
+        run_at: datetime | None = None,
     ) -> list[JobRecord]:
-        """Retry every failed job of a kind and/or queue (``all=True``: every one)."""
-        return await self._call(self.store.retry_failed, queue=queue, kind=kind, all=all)
+        """Retry every failed job of a kind and/or queue (``all=True``: every one), now or at
+        ``run_at``."""
+        return await self._call(
+            self.store.retry_failed, queue=queue, kind=kind, all=all, run_at=run_at
+        )
 
     async def discard_failed(
         self, *, kind: str | None = None, queue: str | None = None, all: bool = False
@@ -755,13 +764,20 @@ class AsyncClient:
             self.store.list_dlq, queue=queue, kind=kind, limit=limit, before_id=before_id
         )
 
-    async def retry_from_dlq(self, job_id: int) -> JobRecord:
-        return await self._call(self.store.retry_from_dlq, job_id)
+    async def retry_from_dlq(self, job_id: int, *, run_at: datetime | None = None) -> JobRecord:
+        return await self._call(self.store.retry_from_dlq, job_id, run_at=run_at)
 
     async def bulk_retry_from_dlq(
-        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
+        self,
+        *,
+        queue: str | None = None,
+        kind: str | None = None,
+        all: bool = False,
+        run_at: datetime | None = None,
     ) -> list[JobRecord]:
-        return await self._call(self.store.bulk_retry_from_dlq, queue=queue, kind=kind, all=all)
+        return await self._call(
+            self.store.bulk_retry_from_dlq, queue=queue, kind=kind, all=all, run_at=run_at
+        )
 
     async def purge_dlq(
         self, *, queue: str | None = None, kind: str | None = None, all: bool = False
@@ -1029,13 +1045,18 @@ class Client:
     def cancel(self, job_id: int) -> JobRecord:
         return self.store.cancel(job_id)
 
-    def retry(self, job_id: int) -> JobRecord:
-        return self.store.retry(job_id)
+    def retry(self, job_id: int, *, run_at: datetime | None = None) -> JobRecord:
+        return self.store.retry(job_id, run_at=run_at)
 
     def retry_failed(
-        self, *, kind: str | None = None, queue: str | None = None, all: bool = False
+        self,
+        *,
+        kind: str | None = None,
+        queue: str | None = None,
+        all: bool = False,
+        run_at: datetime | None = None,
     ) -> list[JobRecord]:
-        return self.store.retry_failed(queue=queue, kind=kind, all=all)
+        return self.store.retry_failed(queue=queue, kind=kind, all=all, run_at=run_at)
 
     def discard_failed(
         self, *, kind: str | None = None, queue: str | None = None, all: bool = False
@@ -1082,13 +1103,18 @@ class Client:
     ) -> list[DlqEntry]:
         return self.store.list_dlq(queue=queue, kind=kind, limit=limit, before_id=before_id)
 
-    def retry_from_dlq(self, job_id: int) -> JobRecord:
-        return self.store.retry_from_dlq(job_id)
+    def retry_from_dlq(self, job_id: int, *, run_at: datetime | None = None) -> JobRecord:
+        return self.store.retry_from_dlq(job_id, run_at=run_at)
 
     def bulk_retry_from_dlq(
-        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
+        self,
+        *,
+        queue: str | None = None,
+        kind: str | None = None,
+        all: bool = False,
+        run_at: datetime | None = None,
     ) -> list[JobRecord]:
-        return self.store.bulk_retry_from_dlq(queue=queue, kind=kind, all=all)
+        return self.store.bulk_retry_from_dlq(queue=queue, kind=kind, all=all, run_at=run_at)
 
     def purge_dlq(
         self, *, queue: str | None = None, kind: str | None = None, all: bool = False

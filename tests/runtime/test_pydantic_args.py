@@ -5,6 +5,7 @@ Real pydantic v2 models, on the memory store, SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any
@@ -163,6 +164,53 @@ def test_a_models_aliases_types_and_nested_models_reach_the_handler_as_held(
     run(story)
 
 
+class ByNameToo(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+    user_id: int = Field(alias="userId")
+
+
+class WritesAliases(BaseModel):
+    model_config = ConfigDict(serialize_by_alias=True)
+    user_id: int = Field(alias="userId")
+
+
+class ReadsNamesOnly(BaseModel):
+    model_config = ConfigDict(validate_by_alias=False, validate_by_name=True)
+    user_id: int = Field(alias="userId")
+
+
+@dataclass
+class Envelope:
+    order: Order
+
+
+NAMED: list[Any] = [
+    ByNameToo(user_id=1),
+    WritesAliases(userId=2),
+    ReadsNamesOnly(user_id=3),
+    Envelope(order=_order()),
+]
+
+
+@pytest.mark.parametrize("given", NAMED, ids=[type(given).__name__ for given in NAMED])
+def test_whatever_a_model_says_of_names_and_aliases_its_handler_gets_it_back(given: Any) -> None:
+    async def story() -> None:
+        async with awa.AsyncClient(store=MemoryStore()) as client:
+            seen: list[Any] = []
+
+            @client.task(type(given))
+            async def handle(job: awa.Job[Any]) -> None:
+                seen.append(job.args)
+
+            await client.start([("default", 1)])
+            job = await client.insert(given)
+            assert (await reaches(client, job.id, S.COMPLETED)).attempt == 1
+            await client.shutdown()
+            assert seen == [given]
+
+    run(story)
+
+
 def test_a_strict_models_datetimes_uuids_and_decimals_come_back_from_their_json(
     backend: Backend,
 ) -> None:
@@ -257,10 +305,17 @@ def test_insert_many_refuses_the_batch_naming_the_items_position() -> None:
         assert client.store.count_jobs() == 0
 
 
-def test_a_model_inside_dict_args_is_held_to_the_same_law() -> None:
+@dataclass
+class LoginEnvelope:
+    login: Login
+
+
+def test_a_model_inside_a_dict_or_a_dataclass_is_held_to_the_same_law() -> None:
     with awa.Client(store=MemoryStore()) as client:
         with pytest.raises(awa.ValidationError, match=REFUSAL):
             client.insert({"login": SECRET}, kind="wrapped")
+        with pytest.raises(awa.ValidationError, match=REFUSAL):
+            client.insert(LoginEnvelope(SECRET))
         assert client.store.count_jobs() == 0
 
 

@@ -2,7 +2,8 @@
 models, ``TypedDict``\\ s and plain dicts into JSON objects and back.
 
 pydantic is optional: its hook recognises a model class only once pydantic is imported, which
-it must be for such a class to exist, so awa never imports it itself.
+it must be for such a class to exist, so awa never imports it itself. A model, at any depth,
+is stored only if what is stored validates back to it (``model_args``).
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ import attrs
 import cattrs
 from cattrs.v import format_exception
 
-from awa.domain import SerializationError
+from awa.domain import SerializationError, ValidationError
 from awa.domain.validation import check_kind
+from awa.runtime.model_args import dump_model, load_model, model_problems
 
 __all__ = ["default_kind", "dump_args", "is_args_object", "is_pydantic_model", "load_args"]
 
@@ -33,14 +35,6 @@ def is_pydantic_model(cls: Any) -> bool:
     return pydantic is not None and isinstance(cls, type) and issubclass(cls, pydantic.BaseModel)
 
 
-def _dump_model(model: Any) -> Any:
-    return model.model_dump(mode="json")  # the model's own JSON form: its aliases, its types
-
-
-def _load_model(data: Any, cls: Any) -> Any:
-    return cls.model_validate(data)
-
-
 _converter = cattrs.Converter()
 _converter.register_unstructure_hook(datetime, datetime.isoformat)
 _converter.register_structure_hook(datetime, lambda v, _: datetime.fromisoformat(v))
@@ -48,8 +42,8 @@ _converter.register_unstructure_hook(date, date.isoformat)
 _converter.register_structure_hook(date, lambda v, _: date.fromisoformat(v))
 _converter.register_unstructure_hook(uuid.UUID, str)
 _converter.register_structure_hook(uuid.UUID, lambda v, _: uuid.UUID(v))
-_converter.register_unstructure_hook_func(is_pydantic_model, _dump_model)
-_converter.register_structure_hook_func(is_pydantic_model, _load_model)
+_converter.register_unstructure_hook_func(is_pydantic_model, dump_model)
+_converter.register_structure_hook_func(is_pydantic_model, load_model)
 
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
@@ -86,6 +80,8 @@ def dump_args(args: object) -> dict[str, Any]:
         dump = _dumper(args)
     try:
         data = dump(args)
+    except ValidationError:  # a model whose stored form would not give it back: says why
+        raise
     except Exception as exc:  # cattrs and pydantic raise many kinds; one line for the user
         raise SerializationError(f"cannot serialize {type(args).__name__}: {exc}") from exc
     if not isinstance(data, dict):
@@ -118,12 +114,8 @@ def _dumper(args: object) -> Callable[[Any], Any]:
 
 def _problem(exc: BaseException, type_: Any) -> str:
     """One problem of a failed structure, with pydantic's own words for a model's errors."""
-    errors = getattr(exc, "errors", None)
-    if is_pydantic_model(type_) and callable(errors):
-        return "; ".join(
-            f"{'.'.join(str(part) for part in error['loc']) or '$'}: {error['msg']}"
-            for error in errors()
-        )
+    if is_pydantic_model(type_) and callable(getattr(exc, "errors", None)):
+        return model_problems(exc)  # type: ignore[arg-type]
     return format_exception(exc, type_)
 
 

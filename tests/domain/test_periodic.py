@@ -17,6 +17,7 @@ from awa.domain.periodic import (
     set_paused,
     triggered_job,
 )
+from awa.domain.validation import INSTANT_MAX
 
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)
 MINUTE = timedelta(minutes=1)
@@ -106,3 +107,15 @@ def test_a_change_or_a_resume_records_when_it_happened() -> None:
     assert resumed.updated_at == START + 3 * MINUTE
     assert resumed.next_fire_at == START + 5 * MINUTE
     assert isinstance(resumed, ScheduleRecord)
+
+
+def test_a_schedule_never_fires_past_the_latest_time_a_job_may_run() -> None:
+    yearly = Schedule(name="yearly", cron="0 0 1 1 *", job=NewJob(kind="report"))
+    almost = datetime(9998, 6, 1, tzinfo=timezone.utc)
+    assert yearly.next_after(almost) == INSTANT_MAX  # 9999-01-01, the last fire it may make
+    assert yearly.next_after(INSTANT_MAX) == INSTANT_MAX  # none after it: "never" again
+    assert list(yearly.fires_after(INSTANT_MAX)) == []
+    record = ScheduleRecord(
+        schedule=yearly, next_fire_at=INSTANT_MAX, created_at=almost, updated_at=almost
+    )
+    assert plan_fires(record, INSTANT_MAX) is None

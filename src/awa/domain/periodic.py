@@ -126,8 +126,12 @@ class Schedule:
 
     def _times(self, start: datetime, *, reverse: bool = False) -> Iterator[datetime]:
         local = start.astimezone(ZoneInfo(self.timezone))
-        for moment in CronSim(self.cron, local, reverse=reverse):
-            fire_at = moment.astimezone(timezone.utc)
+        moments = iter(CronSim(self.cron, local, reverse=reverse))
+        while True:
+            try:
+                fire_at = next(moments).astimezone(timezone.utc)
+            except (StopIteration, OverflowError):  # cronsim walks off the end of year 9999
+                return
             if fire_at > INSTANT_MAX:  # no job may run later (awa.domain.validation)
                 return
             yield fire_at

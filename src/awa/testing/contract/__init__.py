@@ -24,6 +24,7 @@ mixin                       module                area
 ``RescueContract``          ``rescue``            crashes, deadlines, the poison-job rule
 ``CallbackContract``        ``callbacks``         register, resolve, heartbeat a callback
 ``OperatorContract``        ``operators``         cancel, retry, get, list, queue stats
+``ListingContract``         ``listing``           job summaries of both homes, as listings show
 ``DlqContract``             ``dlq``               the dead-letter queue
 ``HintContract``            ``hints``             subscribe and its wake-up hints
 ``PresenceContract``        ``presence``          which kinds live workers handle, per queue
@@ -45,6 +46,7 @@ from awa.testing.contract.dlq import DlqContract
 from awa.testing.contract.fencing import FencingContract
 from awa.testing.contract.hints import HintContract
 from awa.testing.contract.insert_claim import InsertClaimContract
+from awa.testing.contract.listing import ListingContract
 from awa.testing.contract.maintenance import MaintenanceContract
 from awa.testing.contract.operators import OperatorContract
 from awa.testing.contract.outcomes import OutcomeContract
@@ -67,6 +69,7 @@ __all__ = [
     "Given",
     "HintContract",
     "InsertClaimContract",
+    "ListingContract",
     "MaintenanceContract",
     "OperatorContract",
     "OutcomeContract",
@@ -92,6 +95,7 @@ class ClaimStoreContract(
     RescueContract,
     CallbackContract,
     OperatorContract,
+    ListingContract,
     DlqContract,
     HintContract,
     PresenceContract,

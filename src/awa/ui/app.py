@@ -58,7 +58,7 @@ def _store_of(target: Any) -> ClaimStore:
     if isinstance(target, (Client, AsyncClient)):
         store: ClaimStore = target.store
         return store
-    for verb in ("get_job", "list_jobs", "list_dlq", "queue_stats", "cancel"):
+    for verb in ("get_job", "list_job_summaries", "queue_stats", "cancel"):
         if not callable(getattr(target, verb, None)):
             raise ValidationError(f"create_app needs a client or a store, got {target!r}")
     return target  # type: ignore[no-any-return]

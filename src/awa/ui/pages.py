@@ -1,6 +1,8 @@
 """The dashboard's pages (``GET``): the queues, the jobs, one job, the dead-letter queue.
 
-Each reads the store through its port's verbs, never SQL of its own. The queues page reads the
+Each reads the store through its port's verbs, never SQL of its own; the listings (``/jobs``,
+``/dlq``) read job summaries (``list_job_summaries``), never a job's args or error history, so
+a page costs the same whatever the jobs carry. The queues page reads the
 store's queue summary (``awa.ports.SummarizesQueues``), one row counted by the maintenance
 leader, so a page view never counts the job table; a store without a summary is counted with
 ``queue_stats()``.
@@ -106,7 +108,9 @@ class Pages:
                 "kind": _text(request, "kind"),
                 "tag": _text(request, "tag"),
             }
-            found = await web.call(web.store.list_jobs, **filters, before_id=before, limit=size + 1)
+            found = await web.call(
+                web.store.list_job_summaries, **filters, before_id=before, limit=size + 1
+            )
             summary, stats = await self._counts()
         except AwaError as exc:
             return web.failure(request, exc)
@@ -156,7 +160,11 @@ class Pages:
         queue, kind = _text(request, "queue"), _text(request, "kind")
         try:
             entries = await web.call(
-                web.store.list_dlq, queue=queue, kind=kind, limit=DLQ_ENTRIES_SHOWN
+                web.store.list_job_summaries,
+                home="dlq",
+                queue=queue,
+                kind=kind,
+                limit=DLQ_ENTRIES_SHOWN,
             )
             summary = await self._summary()
             if summary is not None or self.summarizes:
@@ -188,12 +196,19 @@ class Pages:
     ) -> tuple[DlqGroup, ...]:
         """Groups of a store without a summary: counted from up to a batch of entries."""
         entries = await self.web.call(
-            self.web.store.list_dlq, queue=queue, kind=kind, limit=BATCH_SIZE_MAX
+            self.web.store.list_job_summaries,
+            home="dlq",
+            queue=queue,
+            kind=kind,
+            limit=BATCH_SIZE_MAX,
         )
-        counts = Counter((e.job.queue, e.job.kind, e.reason) for e in entries)
         latest: dict[tuple[str, str, str], datetime] = {}
+        counts: Counter[tuple[str, str, str]] = Counter()
         for entry in entries:
-            key = (entry.job.queue, entry.job.kind, entry.reason)
+            if entry.dlq_reason is None or entry.dlq_at is None:
+                continue  # not a dead letter: home="dlq" lists none
+            key = (entry.queue, entry.kind, entry.dlq_reason)
+            counts[key] += 1
             latest[key] = max(entry.dlq_at, latest.get(key, entry.dlq_at))
         return tuple(DlqGroup(*key, count=n, latest_at=latest[key]) for key, n in counts.items())
 

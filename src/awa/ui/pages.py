@@ -21,7 +21,8 @@ from awa.cli.diagnosis import diagnose
 from awa.domain import AwaError, JobState, ValidationError
 from awa.domain.validation import check_state
 from awa.ports import BATCH_SIZE_MAX, DlqGroup, QueueStats, QueueSummary, SummarizesQueues
-from awa.ui import views
+from awa.ui import numbers, views
+from awa.ui.numbers import whole_number
 from awa.ui.web import Web
 
 __all__ = ["PAGE_SIZES", "Pages"]
@@ -30,15 +31,6 @@ __all__ = ["PAGE_SIZES", "Pages"]
 PAGE_SIZES = (50, 100, 200, 25)
 #: the dead-letter entries the DLQ page lists under its groups
 DLQ_ENTRIES_SHOWN = 100
-_JOB_ID_MAX = 2**63 - 1  # a bigint: a larger id cannot exist
-
-
-def _whole_number(name: str, text: str | None) -> int | None:
-    if text is None or text == "":
-        return None
-    if not (text.isascii() and text.isdigit()) or not 0 < int(text) <= _JOB_ID_MAX:
-        raise ValidationError(f"{name} must be a whole number from 1, got {text[:40]!r}")
-    return int(text)
 
 
 def _text(request: Request, name: str) -> str | None:
@@ -93,13 +85,13 @@ class Pages:
         web = self.web
         params = request.query_params
         try:
-            jump = _whole_number("job id", params.get("id"))
+            jump = whole_number("job id", params.get("id"))
             if jump is not None:
                 return RedirectResponse(web.path(request, "job", job_id=jump), status_code=303)
             state_text = _text(request, "state")
             state = check_state(state_text) if state_text is not None else None
-            before = _whole_number("before", params.get("before"))
-            size = _whole_number("limit", params.get("limit")) or PAGE_SIZES[0]
+            before = whole_number("before", params.get("before"))
+            size = whole_number("limit", params.get("limit")) or PAGE_SIZES[0]
             if size not in PAGE_SIZES:
                 raise ValidationError(f"limit must be one of {sorted(PAGE_SIZES)}, got {size}")
             filters: dict[str, Any] = {
@@ -134,10 +126,8 @@ class Pages:
     # -- /jobs/{id} -------------------------------------------------------------------------
     async def job(self, request: Request) -> Response:
         web = self.web
-        job_id: int = request.path_params["job_id"]
         try:
-            if job_id > _JOB_ID_MAX:
-                raise ValidationError(f"no job id is above {_JOB_ID_MAX}")
+            job_id = numbers.job_id(request.path_params["job_id"])
             job = await web.call(web.store.get_job, job_id)
             dead = None
             if job.state is JobState.FAILED:

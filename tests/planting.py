@@ -16,7 +16,7 @@ from typing import Any
 from psycopg import sql
 from psycopg_pool import ConnectionPool
 
-__all__ = ["plant_in_postgres", "plant_in_sqlite"]
+__all__ = ["plant_in", "plant_in_postgres", "plant_in_sqlite"]
 
 # SQLite keeps a time as INTEGER microseconds: +-2**62 is some 146,000 years from the epoch
 _SQLITE_JSON: dict[str, object] = {
@@ -54,3 +54,19 @@ def plant_in_postgres(
                 ),
                 (job_id,),
             )
+
+
+def plant_in(store: object, job_id: int, column: str, *, too_late: bool = False) -> None:
+    """``plant_unreadable`` on whichever store ``store`` is."""
+    from awa.adapters.memory import MemoryStore
+    from awa.adapters.postgres import PostgresStore
+    from awa.adapters.sqlite import SqliteStore
+
+    if isinstance(store, MemoryStore):
+        store.plant_unreadable(job_id, column, too_late=too_late)
+    elif isinstance(store, SqliteStore):
+        plant_in_sqlite(Path(store.path), job_id, column, too_late=too_late)
+    elif isinstance(store, PostgresStore):
+        plant_in_postgres(store.pool, job_id, column, too_late=too_late)
+    else:
+        raise TypeError(f"no way to plant a row in {type(store).__name__}")

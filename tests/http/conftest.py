@@ -85,11 +85,14 @@ def _free_port() -> int:
 
 @contextmanager
 def serving_command(
-    *args: str, env: dict[str, str], command: tuple[str, ...] = ("callbacks", "serve")
+    *args: str,
+    env: dict[str, str],
+    command: tuple[str, ...] = ("callbacks", "serve"),
+    stderr: list[str] | None = None,
 ) -> Iterator[str]:
     """``python -m awa callbacks serve ARGS --port P`` (or another serving ``command``) with
     ``env`` added to the environment, until its port accepts; yields its URL and stops it with
-    SIGINT."""
+    SIGINT, then appends what it wrote to its stderr to ``stderr`` when given."""
     port = _free_port()
     environment = {**os.environ, **env}
     server = subprocess.Popen(
@@ -113,7 +116,9 @@ def serving_command(
         yield f"http://127.0.0.1:{port}"
     finally:
         server.send_signal(signal.SIGINT)
-        server.communicate(timeout=15)
+        _, written = server.communicate(timeout=15)
+        if stderr is not None:
+            stderr.append(written)
 
 
 def make_pending(store: Any) -> Job:

@@ -9,7 +9,6 @@ import asyncio
 import random
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -115,7 +114,8 @@ class Backend:
         if self.name == "sqlite":
             from awa.adapters.sqlite import SqliteStore
 
-            made = SqliteStore(str(self.sqlite_path()), clock=clock, rng=random.Random(5))
+            folder = self._request.getfixturevalue("tmp_path")
+            made = SqliteStore(str(folder / "jobs.db"), clock=clock, rng=random.Random(5))
             self._close.append(made.close)
             return made
         from awa.adapters.postgres import PostgresStore
@@ -124,10 +124,6 @@ class Backend:
         store = PostgresStore(url, clock=clock, rng=random.Random(5))
         self._close.append(store.close)
         return store
-
-    def sqlite_path(self) -> Path:
-        """The file of this story's SQLite store."""
-        return Path(self._request.getfixturevalue("tmp_path")) / "jobs.db"
 
     def clients(self, count: int = 1) -> tuple[ManualClock, ClaimStore, list[awa.AsyncClient]]:
         clock = ManualClock()

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
 
 import awa
-from awa.adapters.memory import MemoryStore
 from awa.domain.defaults import UNREADABLE_JOB
-from tests.planting import plant_in_postgres, plant_in_sqlite
+from tests.planting import plant_in
 
 from .conftest import Backend, reaches, run
 
@@ -24,15 +22,6 @@ S = awa.JobState
 @dataclass
 class Work:
     n: int
-
-
-def _plant(backend: Backend, store: Any, job_id: int, column: str) -> None:
-    if isinstance(store, MemoryStore):
-        store.plant_unreadable(job_id, column)
-    elif backend.name == "sqlite":
-        plant_in_sqlite(backend.sqlite_path(), job_id, column)
-    else:
-        plant_in_postgres(store.pool, job_id, column)
 
 
 def test_a_row_the_worker_cannot_read_fails_alone_and_every_other_job_runs(
@@ -51,7 +40,7 @@ def test_a_row_the_worker_cannot_read_fails_alone_and_every_other_job_runs(
 
         jobs = await client.insert_many([Work(n) for n in range(21)])
         bad = jobs[10]
-        _plant(backend, store, bad.id, "run_at")
+        plant_in(store, bad.id, "run_at")
         await client.start([("default", 4)])
         await asyncio.wait_for(all_ran.wait(), 10)
         failed = await reaches(client, bad.id, S.FAILED)

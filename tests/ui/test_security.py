@@ -5,9 +5,11 @@ security headers on every answer."""
 from __future__ import annotations
 
 import base64
+import logging
 import re
 
 import pytest
+from starlette.testclient import TestClient
 
 from awa.adapters.memory import ManualClock, MemoryStore
 from awa.cli import main
@@ -16,6 +18,7 @@ from awa.ports import Finish
 from awa.ui import create_app
 from awa.ui.access import SESSION_MAX_AGE_S
 from awa.ui.app import SECURITY_HEADERS
+from awa.ui.csrf import from_this_site
 from tests.ui.conftest import act, browser_client, csrf
 
 TOKEN = "a-token-of-sufficient-length"
@@ -140,8 +143,8 @@ def test_a_session_lapses_and_does_not_survive_a_new_token(store: MemoryStore) -
 
 def test_sign_in_never_sends_the_browser_to_another_site(store: MemoryStore) -> None:
     client = browser_client(create_app(store, token=TOKEN))
-    login = client.get("/login")
     for target in ("//evil.example/", "https://evil.example/", "/\\evil.example", "jobs"):
+        login = client.get("/login")  # the form of this browser's session, as it is now
         answer = client.post(
             "/login", data={"csrf": csrf_of(login.text), "token": TOKEN, "next": target}
         )
@@ -336,3 +339,170 @@ def csrf_of(html: str) -> str:
     found = re.search(r'name="csrf" value="([0-9a-f]{64})"', html)
     assert found is not None
     return found.group(1)
+
+
+# -- the session the CSRF token belongs to, the origin of a form, signing out ----------------------
+
+
+def signed_in(app: object) -> TestClient:
+    client = browser_client(app)
+    login = client.get("/login")
+    answer = client.post("/login", data={"csrf": csrf_of(login.text), "token": TOKEN, "next": "/"})
+    assert answer.status_code == 303
+    return client
+
+
+def test_a_csrf_pair_from_the_sign_in_page_does_not_fit_a_signed_in_session(
+    store: MemoryStore,
+) -> None:
+    """The sign-in page is open to anyone: an attacker takes its cookie and token and plants
+    the cookie in a signed-in browser (from a sibling subdomain, which may set cookies for the
+    parent domain). The token was made for no session, so it does not fit the victim's."""
+    app = create_app(store, token=TOKEN)
+    attacker = browser_client(app)
+    their_token = csrf_of(attacker.get("/login").text)
+    victim = signed_in(app)
+    victim.cookies.set("awa_csrf", attacker.cookies["awa_csrf"])
+    answer = victim.post(PAUSE, data={"csrf": their_token})
+    assert answer.status_code == 403
+    assert "the form has expired" in answer.text
+    assert not paused(store)
+    assert act(victim, PAUSE).status_code == 200  # the victim's own form still works
+    assert paused(store)
+
+
+def test_a_post_from_another_origin_is_refused(store: MemoryStore) -> None:
+    client = browser_client(create_app(store))
+    token = csrf(client)
+    for headers in (
+        {"origin": "http://evil.example"},
+        {"origin": "http://127.0.0.1:9999"},
+        {"origin": "https://127.0.0.1:8000.evil.example"},
+        {"origin": "null"},
+        {"origin": "http://[::1"},
+        {"referer": "http://evil.example/jobs"},
+        {"referer": "http://127.0.0.1:8000@evil.example/"},
+    ):
+        answer = client.post(PAUSE, data=token, headers=headers)
+        assert answer.status_code == 403, headers
+        assert "came from another site" in answer.text, headers
+    assert not paused(store)
+    own = client.post(PAUSE, data=token, headers={"origin": "http://127.0.0.1:8000"})
+    assert own.status_code == 200
+    assert paused(store)
+
+
+@pytest.mark.parametrize(
+    ("source", "host", "same"),
+    [
+        ("https://dash.example", "dash.example", True),
+        ("https://dash.example", "dash.example:443", True),
+        ("https://dash.example", "dash.example:8443", False),
+        ("http://DASH.example.:8000", "dash.example:8000", True),
+        ("http://[::1]:8000", "[::1]:8000", True),
+        ("http://[::1]:8000/jobs?state=failed", "[::1]:8000", True),
+        ("http://dash.example", "other.dash.example", False),
+        ("ftp://dash.example", "dash.example", False),
+        ("http://dash.example", "", False),
+        ("http://dash.example:99999", "dash.example:99999", False),
+    ],
+)
+def test_an_origin_is_this_site_when_it_names_the_host_and_port_requested(
+    source: str, host: str, same: bool
+) -> None:
+    assert from_this_site(source, host) is same
+
+
+def test_signing_out_ends_the_session_wherever_its_cookie_is(store: MemoryStore) -> None:
+    app = create_app(store, token=TOKEN)
+    client = signed_in(app)
+    session = client.cookies["awa_session"]
+    copied = browser_client(app)
+    copied.cookies.set("awa_session", session)
+    assert copied.get("/").status_code == 200
+    assert client.post("/logout", data=csrf(client)).status_code == 303
+    assert copied.get("/").status_code == 303  # sent to sign in: the session is over
+    assert copied.post(PAUSE, data=csrf_fields_of(copied)).status_code == 401
+    assert not paused(store)
+
+
+def csrf_fields_of(client: TestClient) -> dict[str, str]:
+    """A CSRF field for ``client``'s cookies, from the sign-in page (open to anyone)."""
+    return {"csrf": csrf_of(client.get("/login").text)}
+
+
+# -- without a token, no proxy --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        ("Forwarded", "for=192.0.2.7;proto=https"),
+        ("Via", "1.1 proxy.example"),
+        ("X-Forwarded-For", "127.0.0.1"),
+        ("X-Forwarded-Host", "dash.example"),
+        ("X-Real-IP", "127.0.0.1"),
+        ("True-Client-IP", "127.0.0.1"),
+    ],
+)
+def test_without_a_token_a_request_through_a_proxy_is_refused(
+    store: MemoryStore, header: tuple[str, str]
+) -> None:
+    """A proxy on this machine connects from 127.0.0.1 on behalf of anyone it serves."""
+    client = browser_client(create_app(store))
+    token = csrf(client)  # a form fetched directly, then posted through the proxy
+    name, value = header
+    for answer in (
+        client.get("/", headers={name: value}),
+        client.post(PAUSE, data=token, headers={name: value}),
+    ):
+        assert answer.status_code == 403
+        assert f"came through a proxy (it has a {name.lower()} header)" in answer.text
+        assert "give it a token" in answer.text
+        assert (
+            answer.headers["content-security-policy"] == SECURITY_HEADERS["content-security-policy"]
+        )
+    assert not paused(store)
+
+
+def test_with_a_token_or_an_authenticating_app_in_front_proxies_are_served(
+    store: MemoryStore,
+) -> None:
+    through = {"Via": "1.1 proxy.example", "X-Forwarded-For": "192.0.2.7"}
+    bearer = {"authorization": f"Bearer {TOKEN}", **through}
+    assert (
+        browser_client(create_app(store, token=TOKEN)).get("/", headers=bearer).status_code == 200
+    )
+    fronted = browser_client(create_app(store, allow_unauthenticated=True))
+    assert fronted.get("/", headers=through).status_code == 200
+
+
+# -- numbers of any length -------------------------------------------------------------------------
+
+
+def test_a_number_of_any_length_is_a_400_with_the_security_headers(
+    store: MemoryStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Python's int() refuses a literal of more than 4,300 digits with a ValueError: read
+    unchecked, a long number was a bare 500 and a traceback per request."""
+    client = browser_client(create_app(store), raise_server_exceptions=False)
+    token = csrf(client)
+    caplog.set_level(logging.DEBUG)
+    for number in ("9" * 5000, "9" * 4301, "9" * 20, str(2**63), "0"):
+        answers = (
+            client.get(f"/jobs/{number}"),
+            client.get(f"/jobs/{number}/cancel"),
+            client.post(f"/jobs/{number}/retry", data=token),
+            client.get(f"/jobs?before={number}"),
+            client.get(f"/jobs?id={number}"),
+            client.get(f"/jobs?limit={number}"),
+            client.get(f"/dlq/retry?id={number}"),
+            client.post("/dlq/retry", data={**token, "id": number}),
+        )
+        for answer in answers:
+            assert answer.status_code == 400, (answer.url, number[:30])
+            assert "must be a whole number from 1 to 9223372036854775807" in answer.text
+            for name, value in SECURITY_HEADERS.items():
+                assert answer.headers[name] == value, (answer.url, name)
+    assert client.get("/jobs/1").status_code == 200
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []

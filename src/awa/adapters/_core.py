@@ -69,6 +69,7 @@ from awa.ports.checks import (
     check_finishes,
     check_fire_plan,
     check_heartbeats,
+    check_home,
     check_insert,
     check_job_id,
     check_leases,
@@ -85,6 +86,7 @@ from awa.ports.checks import (
     check_schedules,
     check_unique_job,
 )
+from awa.ports.listing import LAST_ERROR_CHARS_MAX, Home, JobSummary, cut_error
 
 __all__ = ["KEY_RACE_RERUNS", "JobQuery", "StoreCore", "Transaction", "UniqueKeyRace"]
 
@@ -244,6 +246,15 @@ class StoreCore(abc.ABC):
     @abc.abstractmethod
     def _list_jobs(self, query: JobQuery) -> list[Job]:
         """The jobs ``query`` matches, newest id first, at most ``query.limit``."""
+
+    @abc.abstractmethod
+    def _list_job_summaries(
+        self, query: JobQuery, home: Home, error_chars: int
+    ) -> list[JobSummary]:
+        """The jobs of ``home`` that ``query`` matches, newest id first, at most
+        ``query.limit``, as summaries read without the heavy columns (args, metadata,
+        progress, the error history): ``last_error`` holds at least the first
+        ``error_chars`` characters of the last error's text (the core cuts the rest)."""
 
     @abc.abstractmethod
     def _discard_failed(self, queue: str | None, kind: str | None) -> int:
@@ -548,6 +559,29 @@ class StoreCore(abc.ABC):
     ) -> list[Job]:
         checked = check_list_filter(state, kind, queue, limit, tag=tag, before_id=before_id)
         return self._list_jobs(JobQuery(checked, kind, queue, tag, before_id, limit=limit))
+
+    def list_job_summaries(
+        self,
+        *,
+        home: Home = "jobs",
+        state: JobState | None = None,
+        kind: str | None = None,
+        queue: str | None = None,
+        limit: int = 100,
+        tag: str | None = None,
+        before_id: int | None = None,
+    ) -> list[JobSummary]:
+        where = check_home(home)
+        checked = check_list_filter(state, kind, queue, limit, tag=tag, before_id=before_id)
+        query = JobQuery(checked, kind, queue, tag, before_id, limit=limit)
+        # one character more than is kept says whether the text went on (and gets the "…")
+        found = self._list_job_summaries(query, where, LAST_ERROR_CHARS_MAX + 1)
+        return [
+            attrs.evolve(s, last_error=cut_error(s.last_error))
+            if s.last_error is not None and len(s.last_error) > LAST_ERROR_CHARS_MAX
+            else s
+            for s in found
+        ]
 
     def count_jobs(
         self,

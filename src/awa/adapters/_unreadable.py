@@ -34,6 +34,7 @@ __all__ = [
     "TooLate",
     "placeholder",
     "raw_text",
+    "read_fields",
     "read_job",
     "time_placeholder",
 ]
@@ -69,6 +70,7 @@ _TIME_COLUMNS = frozenset(
         "deadline_at",
         "finalized_at",
         "callback_timeout_at",
+        "dlq_at",
     }
 )
 # the value a column that cannot be read takes: what an empty or new job holds there
@@ -88,6 +90,9 @@ _PLACEHOLDERS: dict[str, Any] = {
     "callback_result": None,
     "unique_key": None,
     "unique_states": frozenset(),
+    # a listing's columns (awa.ports.listing.JobSummary)
+    "last_error": None,
+    "dlq_reason": "unreadable",
 }
 
 
@@ -131,6 +136,22 @@ def _reason(error: Exception) -> str:
     return said if len(said) <= 120 else said[:119] + "…"
 
 
+def read_fields(
+    columns: Sequence[str], values: Sequence[Any], decoders: Decoders
+) -> tuple[dict[str, Any], tuple[Unreadable, ...]]:
+    """The fields ``columns`` hold, read column by column: a column its decoder cannot read
+    takes its ``placeholder`` and is returned among the ``Unreadable`` columns."""
+    fields: dict[str, Any] = {}
+    found: list[Unreadable] = []
+    for column, value in zip(columns, values, strict=True):
+        try:
+            fields[column] = decoders[column](value)
+        except Exception as error:  # any way a stored value can fail to become a field
+            fields[column] = placeholder(column, error)
+            found.append(Unreadable(column, raw_text(value), _reason(error)))
+    return fields, tuple(found)
+
+
 def read_job(
     columns: Sequence[str],
     values: Sequence[Any],
@@ -138,19 +159,10 @@ def read_job(
     *,
     base: Job | None = None,
 ) -> Job:
-    """The job whose ``columns`` hold ``values``, read column by column: a column its decoder
-    cannot read takes its ``placeholder`` and is noted in ``Job.unreadable``. ``base`` gives
-    the columns ``columns`` leaves out (a claimed job, when only the columns an attempt
-    changes were read back)."""
-    fields: dict[str, Any] = {}
-    found = list(base.unreadable) if base is not None else []
-    for column, value in zip(columns, values, strict=True):
-        try:
-            fields[column] = decoders[column](value)
-        except Exception as error:  # any way a stored value can fail to become a field
-            fields[column] = placeholder(column, error)
-            found.append(Unreadable(column, raw_text(value), _reason(error)))
-    fields["unreadable"] = tuple(found)
+    """The job whose ``columns`` hold ``values``, read by ``read_fields``; the columns it
+    could not read are noted in ``Job.unreadable``. ``base`` gives the columns ``columns``
+    leaves out (a claimed job, when only the columns an attempt changes were read back)."""
+    fields, found = read_fields(columns, values, decoders)
     if base is not None:
-        return attrs.evolve(base, **fields)
-    return Job(**fields)
+        return attrs.evolve(base, unreadable=(*base.unreadable, *found), **fields)
+    return Job(**fields, unreadable=found)

@@ -77,7 +77,7 @@ def purged_text(count: int, queue: str | None, kind: str | None) -> str:
 def count_matching(store: ClaimStore, queue: str | None, kind: str | None) -> str:
     """How many dead-letter entries match, for a confirmation question ("5000+" past the
     largest batch a store lists)."""
-    found = len(store.list_dlq(queue=queue, kind=kind, limit=BATCH_SIZE_MAX))
+    found = len(store.list_job_summaries(home="dlq", queue=queue, kind=kind, limit=BATCH_SIZE_MAX))
     return f"{found}+" if found >= BATCH_SIZE_MAX else str(found)
 
 

@@ -1,18 +1,24 @@
 """``awa ui``: the web dashboard (``awa.ui``), served by uvicorn.
 
 Without ``AWA_UI_TOKEN`` or ``AWA_UI_BASIC_AUTH`` it listens on a loopback address only, and
-serves only this machine; ``--host`` anything else needs one of them."""
+serves only this machine; ``--host`` anything else needs one of them.
+
+``--log-level`` is uvicorn's and awa's: uvicorn configures its own loggers only, so the
+dashboard's (``awa.ui``: one INFO line per action done, an ERROR when the store fails) get a
+handler of their own on stderr here, in uvicorn's format with the logger's name."""
 
 from __future__ import annotations
 
 import argparse
+import copy
+from typing import Any
 
 from awa.cli.arguments import Commands, command, positive
 from awa.cli.connect import open_store
 from awa.cli.session import Refused, Session
 from awa.domain import ValidationError
 
-__all__ = ["add_parser", "ui"]
+__all__ = ["add_parser", "log_config", "ui"]
 
 
 def add_parser(commands: Commands) -> None:
@@ -27,6 +33,25 @@ def add_parser(commands: Commands) -> None:
     p.add_argument("--read-only", action="store_true", help="show everything, change nothing")
     p.add_argument("--pool-size", type=positive, default=4, help="database connections")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+
+
+def log_config(level: str) -> dict[str, Any]:
+    """uvicorn's logging configuration, with awa's loggers written to stderr at ``level``."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    config: dict[str, Any] = copy.deepcopy(LOGGING_CONFIG)
+    config["formatters"]["awa"] = {
+        "()": "uvicorn.logging.DefaultFormatter",
+        "fmt": "%(levelprefix)s %(name)s: %(message)s",
+        "use_colors": None,
+    }
+    config["handlers"]["awa"] = {
+        "formatter": "awa",
+        "class": "logging.StreamHandler",
+        "stream": "ext://sys.stderr",
+    }
+    config["loggers"]["awa"] = {"handlers": ["awa"], "level": level.upper(), "propagate": False}
+    return config
 
 
 def ui(args: argparse.Namespace, session: Session) -> None:
@@ -56,4 +81,10 @@ def ui(args: argparse.Namespace, session: Session) -> None:
         host = f"[{args.host}]" if ":" in args.host else args.host
         session.stderr.write(f"awa ui: http://{host}:{args.port}/ ({how}{mode})\n")
         session.stderr.flush()
-        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+        uvicorn.run(
+            app,
+            host=args.host,
+            port=args.port,
+            log_level=args.log_level,
+            log_config=log_config(args.log_level),
+        )

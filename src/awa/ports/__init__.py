@@ -12,6 +12,7 @@ from awa.ports.capabilities import (
     TracksWorkers,
 )
 from awa.ports.clock import Clock, SystemClock
+from awa.ports.listing import HOMES, LAST_ERROR_CHARS_MAX, Home, JobSummary
 from awa.ports.results import (
     Applied,
     CallbackResolved,
@@ -42,6 +43,8 @@ __all__ = [
     "DEFAULT_DEADLINE_S",
     "DEFAULT_STALENESS_S",
     "ENDED_WINDOW_S",
+    "HOMES",
+    "LAST_ERROR_CHARS_MAX",
     "Applied",
     "AsyncInserts",
     "CallbackResolved",
@@ -54,7 +57,9 @@ __all__ = [
     "Finish",
     "FireRound",
     "Heartbeat",
+    "Home",
     "InsertsOnConnection",
+    "JobSummary",
     "JobsAvailable",
     "Listens",
     "Migrates",

@@ -40,6 +40,7 @@ from awa.domain.validation import (
     check_text,
     shown,
 )
+from awa.ports.listing import HOMES, Home
 from awa.ports.results import Event, Finish, Heartbeat
 from awa.ports.store import BATCH_SIZE_MAX
 
@@ -53,6 +54,7 @@ __all__ = [
     "check_finishes",
     "check_fire_plan",
     "check_heartbeats",
+    "check_home",
     "check_insert",
     "check_job_id",
     "check_lease",
@@ -290,6 +292,14 @@ def check_list_filter(
         check_tags([tag])
     check_before_id(before_id)
     return checked
+
+
+def check_home(home: object) -> Home:
+    """Which home of a job to list: ``"jobs"`` or ``"dlq"``."""
+    for known in HOMES:
+        if home == known and type(home) is str:
+            return known
+    raise ValidationError(f"home must be one of {', '.join(HOMES)}, got {repr(home)[:40]}")
 
 
 def check_bulk_filter(queue: Any, kind: Any, all: object, what: str) -> None:

@@ -40,6 +40,7 @@ from awa.domain import (
 )
 from awa.domain.defaults import CALLBACK_TIMEOUT_S, DEADLINE_S, STALENESS_S
 from awa.ports.clock import Clock
+from awa.ports.listing import Home, JobSummary
 from awa.ports.results import (
     Finish,
     FireRound,
@@ -194,6 +195,23 @@ class ClaimStore(Protocol):
         """Jobs outside the dead-letter queue, newest id first, holding ``tag`` when given;
         ``before_id`` pages on to the jobs older than it (pass the last id of the previous
         page)."""
+        ...
+
+    def list_job_summaries(
+        self,
+        *,
+        home: Home = "jobs",
+        state: JobState | None = None,
+        kind: str | None = None,
+        queue: str | None = None,
+        limit: int = 100,
+        tag: str | None = None,
+        before_id: int | None = None,
+    ) -> list[JobSummary]:
+        """The jobs of ``home`` ("jobs": outside the dead-letter queue, as ``list_jobs``;
+        "dlq": dead-lettered, as ``list_dlq``) that the filters match, newest id first and
+        paged with ``before_id``, each as a ``JobSummary``: read without its args, metadata,
+        progress or error history, so a page costs the same whatever the jobs carry."""
         ...
 
     def count_jobs(

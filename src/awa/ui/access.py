@@ -2,15 +2,18 @@
 machine (loopback clients asking for a loopback host name).
 
 * ``Access.token``: requests carry ``Authorization: Bearer <token>`` (scripts), or the session
-  cookie that signing in at ``/login`` with the token sets (browsers). The cookie is an HMAC of
-  its issue time keyed by the token, so it lapses after ``SESSION_MAX_AGE_S`` and at once when
-  the token changes.
+  cookie that signing in at ``/login`` with the token sets (browsers): the id of a session this
+  process keeps (``awa.ui.sessions``), which signing out ends and which lapses after
+  ``SESSION_MAX_AGE_S``.
 * ``Access.basic``: requests carry ``Authorization: Basic`` with the user name and password;
   the browser asks for them.
 * Neither: a request is served only when it comes from a loopback address and names a loopback
   host (``127.0.0.1``, ``[::1]``, ``localhost``), which also shuts out a web page that rebinds
-  its own host name to 127.0.0.1 (DNS rebinding). ``allow_unauthenticated`` lifts this for an
-  app that authenticates in front of the dashboard.
+  its own host name to 127.0.0.1 (DNS rebinding), and only when it reached the dashboard
+  directly: a request with a proxy's header (``PROXY_HEADERS``: ``Forwarded``, ``Via``,
+  ``X-Forwarded-*``, ``X-Real-IP``, ...) came from wherever that proxy serves, not from this
+  machine, even though its connection does. ``allow_unauthenticated`` lifts both for an app
+  that authenticates in front of the dashboard.
 
 Every secret is compared with ``hmac.compare_digest`` (constant time).
 """
@@ -19,19 +22,20 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import hmac
 import ipaddress
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import attrs
 
 from awa.domain import ValidationError
+from awa.ui.sessions import SESSION_MAX_AGE_S, Sessions
 
 __all__ = [
     "BASIC_AUTH_ENV",
     "PASSWORD_LENGTH_MIN",
+    "PROXY_HEADERS",
     "SESSION_COOKIE",
     "SESSION_MAX_AGE_S",
     "TOKEN_ENV",
@@ -39,6 +43,7 @@ __all__ = [
     "Access",
     "Verdict",
     "is_loopback_host",
+    "proxy_header",
 ]
 
 TOKEN_ENV = "AWA_UI_TOKEN"
@@ -46,8 +51,21 @@ BASIC_AUTH_ENV = "AWA_UI_BASIC_AUTH"
 TOKEN_LENGTH_MIN = 16
 PASSWORD_LENGTH_MIN = 12
 SESSION_COOKIE = "awa_session"
-SESSION_MAX_AGE_S = 12 * 3600
-_SESSION_SCHEME = "v1"
+#: the headers a proxy adds to a request it passes on (any other ``X-Forwarded-`` one too)
+PROXY_HEADERS = frozenset(
+    {
+        "forwarded",
+        "via",
+        "x-real-ip",
+        "x-client-ip",
+        "x-cluster-client-ip",
+        "x-original-forwarded-for",
+        "true-client-ip",
+        "cf-connecting-ip",
+        "fastly-client-ip",
+    }
+)
+_PROXY_PREFIX = "x-forwarded-"
 
 
 def is_loopback_host(host: str) -> bool:
@@ -61,6 +79,15 @@ def is_loopback_host(host: str) -> bool:
         return ipaddress.ip_address(name).is_loopback
     except ValueError:
         return False
+
+
+def proxy_header(names: Iterable[str]) -> str | None:
+    """The first of a request's header ``names`` that a proxy adds, if any."""
+    for name in names:
+        lowered = name.lower()
+        if lowered in PROXY_HEADERS or lowered.startswith(_PROXY_PREFIX):
+            return lowered
+    return None
 
 
 def _host_name(host_header: str) -> str:
@@ -90,6 +117,11 @@ class Access:
     basic: tuple[str, str] | None = None
     allow_unauthenticated: bool = False
     now: Callable[[], float] = time.time
+    sessions: Sessions = attrs.field(init=False, eq=False, repr=False)
+
+    @sessions.default
+    def _sessions(self) -> Sessions:
+        return Sessions(self.now, max_age_s=SESSION_MAX_AGE_S)
 
     def __attrs_post_init__(self) -> None:
         if self.token is not None and self.basic is not None:
@@ -135,10 +167,20 @@ class Access:
         host_header: str,
         authorization: str | None,
         session: str | None,
+        proxied_by: str | None = None,
     ) -> Verdict:
+        """``proxied_by``: the header that says a proxy passed the request on, if one does."""
         if not self.required:
             if self.allow_unauthenticated:
                 return Verdict(True)
+            if proxied_by is not None:
+                return Verdict(
+                    False,
+                    reason=f"the request came through a proxy (it has a {proxied_by} header);"
+                    " without a token the dashboard serves only browsers on this machine that"
+                    " reach it directly: give it a token (AWA_UI_TOKEN for awa ui) to serve it"
+                    " through a proxy",
+                )
             if client_host is None or not is_loopback_host(client_host):
                 return Verdict(False, reason="served to this machine only (no token is set)")
             if not is_loopback_host(_host_name(host_header)):
@@ -169,23 +211,14 @@ class Access:
         return user_ok and password_ok
 
     # -- the browser's session (token mode) ---------------------------------------------------
-    def _signature(self, issued: str) -> str:
-        assert self.token is not None
-        message = f"awa-ui-session\n{_SESSION_SCHEME}\n{issued}".encode()
-        return hmac.new(self.token.encode("utf-8"), message, hashlib.sha256).hexdigest()
-
     def token_matches(self, given: str) -> bool:
         return self.token is not None and _same(given.strip(), self.token)
 
     def new_session(self) -> str:
-        issued = str(int(self.now()))
-        return f"{_SESSION_SCHEME}.{issued}.{self._signature(issued)}"
+        return self.sessions.open()
 
     def session_valid(self, value: str) -> bool:
-        scheme, _, rest = value.partition(".")
-        issued, _, signature = rest.partition(".")
-        if scheme != _SESSION_SCHEME or not (issued.isascii() and issued.isdigit()):
-            return False
-        if len(issued) > 12 or not 0 <= self.now() - int(issued) <= SESSION_MAX_AGE_S:
-            return False
-        return _same(signature, self._signature(issued))
+        return self.sessions.valid(value)
+
+    def end_session(self, value: str) -> None:
+        self.sessions.end(value)

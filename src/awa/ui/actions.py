@@ -44,6 +44,7 @@ from awa.cli.queues import switched
 from awa.domain import AwaError, IllegalTransition, Job, ValidationError
 from awa.domain.validation import check_queue
 from awa.ports import SummarizesQueues
+from awa.ui import numbers
 from awa.ui.web import Web
 
 __all__ = ["Actions", "Confirmation"]
@@ -147,16 +148,17 @@ class Actions:
         did: str,
     ) -> Response:
         """An action on the job of the path: its confirmation, or ``verb`` and what it did."""
-        job_id: int = request.path_params["job_id"]
+        path_id: str = request.path_params["job_id"]
         if request.method == "GET":
 
             async def ask() -> Confirmation:
-                return confirmation(await self.web.call(self.web.store.get_job, job_id))
+                job = await self.web.call(self.web.store.get_job, numbers.job_id(path_id))
+                return confirmation(job)
 
             return await self.confirm(request, ask)
 
         async def act(_: dict[str, str]) -> tuple[str, list[tuple[str, str]]]:
-            job = await self.web.call(verb, job_id)
+            job = await self.web.call(verb, numbers.job_id(path_id))
             return job_result(did, job), self.job_links(request, job)
 
         return await self.perform(request, act)
@@ -229,7 +231,7 @@ class Actions:
 
         async def act(fields: dict[str, str]) -> tuple[str, list[tuple[str, str]]]:
             if fields.get("id"):
-                job_id = _job_id(fields["id"])
+                job_id = numbers.job_id(fields["id"])
                 job = await self.web.call(retry_dead_letter, store, job_id)
                 return job_result("back from the dead-letter queue", job), self.job_links(
                     request, job
@@ -266,7 +268,7 @@ class Actions:
         ]
 
     async def _ask_retry_one(self, text: str) -> Confirmation:
-        job_id = _job_id(text)
+        job_id = numbers.job_id(text)
         entry = await self.web.call(self.web.store.get_dlq_entry, job_id)
         if entry is None:  # say where the job is instead, as the CLI does
             raise await self.web.call(not_dead_lettered, self.web.store, job_id)
@@ -344,9 +346,3 @@ def _retry_confirmation(job: Job) -> Confirmation:
         back="job",
         back_params={"job_id": job.id},
     )
-
-
-def _job_id(text: str) -> int:
-    if not (text.isascii() and text.isdigit()) or not 0 < int(text) < 2**63:
-        raise ValidationError(f"a job id is a whole number, got {text[:40]!r}")
-    return int(text)

@@ -9,7 +9,8 @@ path (``GET``); see ``awa.ui.actions`` and ``awa.ui.periodic``. With a token: ``
 ``/logout``.
 
 Every response carries a Content-Security-Policy without inline scripts or styles (the one
-script, live refresh, is a file under ``/static``), and refuses to be framed.
+script, live refresh, is a file under ``/static``), and refuses to be framed; a failure of the
+dashboard's own (a bug) too. The numbers a request carries are read by ``awa.ui.numbers``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from awa.domain import ValidationError
 from awa.ports import ClaimStore
-from awa.ui.access import SESSION_COOKIE, SESSION_MAX_AGE_S, Access
+from awa.ui.access import SESSION_COOKIE, SESSION_MAX_AGE_S, Access, proxy_header
 from awa.ui.actions import Actions
 from awa.ui.csrf import Csrf
 from awa.ui.pages import Pages
@@ -58,7 +59,7 @@ def _store_of(target: Any) -> ClaimStore:
     if isinstance(target, (Client, AsyncClient)):
         store: ClaimStore = target.store
         return store
-    for verb in ("get_job", "list_jobs", "list_dlq", "queue_stats", "cancel"):
+    for verb in ("get_job", "list_job_summaries", "queue_stats", "cancel"):
         if not callable(getattr(target, verb, None)):
             raise ValidationError(f"create_app needs a client or a store, got {target!r}")
     return target  # type: ignore[no-any-return]
@@ -95,6 +96,7 @@ class _Guard:
             host_header=request.headers.get("host", ""),
             authorization=request.headers.get("authorization"),
             session=request.cookies.get(SESSION_COOKIE),
+            proxied_by=proxy_header(request.headers.keys()),
         )
         path = _inner_path(scope)
         if verdict.allowed or (self.access.token and path.startswith(_OPEN_PATHS)):
@@ -119,6 +121,16 @@ class _Guard:
         return PlainTextResponse(f"401 unauthorized: {reason}", status_code=401)
 
 
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    """A bug's answer, with the security headers all the same: Starlette answers an exception
+    from outside ``_Guard``. The traceback goes to the server's log, not to the browser."""
+    return PlainTextResponse(
+        "500 internal server error: the dashboard failed; the server's log says why",
+        status_code=500,
+        headers={**SECURITY_HEADERS, "cache-control": "no-store"},
+    )
+
+
 def _inner_path(scope: Scope) -> str:
     """The request's path below wherever the app is mounted."""
     path: str = scope.get("path", "/")
@@ -140,7 +152,8 @@ def _safe_next(text: str | None) -> str:
 
 
 class _SignIn:
-    """``/login`` and ``/logout`` for a token: the browser's session is a signed cookie."""
+    """``/login`` and ``/logout`` for a token: signing in opens a session
+    (``awa.ui.sessions``) and puts its id in a cookie, signing out ends it."""
 
     def __init__(self, web: Web, access: Access) -> None:
         self.web = web
@@ -173,6 +186,9 @@ class _SignIn:
         fields = await self.web.posted(request)
         if isinstance(fields, Response):
             return fields
+        session = request.cookies.get(SESSION_COOKIE)
+        if session is not None:
+            self.access.end_session(session)  # the cookie, wherever it is kept, opens nothing
         response = RedirectResponse(self.web.path(request, "login"), status_code=303)
         response.delete_cookie(SESSION_COOKIE, path=self.web.cookie_path(request))
         return response
@@ -223,9 +239,9 @@ def create_app(
         Route("/queues/{queue}/pause", actions.pause_queue, methods=both, name="pause_queue"),
         Route("/queues/{queue}/resume", actions.resume_queue, methods=both, name="resume_queue"),
         Route("/jobs", pages.jobs, name="jobs"),
-        Route("/jobs/{job_id:int}", pages.job, name="job"),
-        Route("/jobs/{job_id:int}/cancel", actions.cancel_job, methods=both, name="cancel_job"),
-        Route("/jobs/{job_id:int}/retry", actions.retry_job, methods=both, name="retry_job"),
+        Route("/jobs/{job_id}", pages.job, name="job"),
+        Route("/jobs/{job_id}/cancel", actions.cancel_job, methods=both, name="cancel_job"),
+        Route("/jobs/{job_id}/retry", actions.retry_job, methods=both, name="retry_job"),
         Route("/dlq", pages.dlq, name="dlq"),
         Route("/dlq/retry", actions.dlq_retry, methods=both, name="dlq_retry"),
         Route("/dlq/purge", actions.dlq_purge, methods=both, name="dlq_purge"),
@@ -247,6 +263,6 @@ def create_app(
             Route("/login", sign_in.login, methods=both, name="login"),
             Route("/logout", sign_in.logout, methods=["POST"], name="logout"),
         ]
-    app = Starlette(routes=routes)
+    app = Starlette(routes=routes, exception_handlers={Exception: _internal_error})
     app.add_middleware(_Guard, access=access)
     return app

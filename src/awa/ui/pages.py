@@ -1,6 +1,8 @@
 """The dashboard's pages (``GET``): the queues, the jobs, one job, the dead-letter queue.
 
-Each reads the store through its port's verbs, never SQL of its own. The queues page reads the
+Each reads the store through its port's verbs, never SQL of its own; the listings (``/jobs``,
+``/dlq``) read job summaries (``list_job_summaries``), never a job's args or error history, so
+a page costs the same whatever the jobs carry. The queues page reads the
 store's queue summary (``awa.ports.SummarizesQueues``), one row counted by the maintenance
 leader, so a page view never counts the job table; a store without a summary is counted with
 ``queue_stats()``.
@@ -19,7 +21,8 @@ from awa.cli.diagnosis import diagnose
 from awa.domain import AwaError, JobState, ValidationError
 from awa.domain.validation import check_state
 from awa.ports import BATCH_SIZE_MAX, DlqGroup, QueueStats, QueueSummary, SummarizesQueues
-from awa.ui import views
+from awa.ui import numbers, views
+from awa.ui.numbers import whole_number
 from awa.ui.web import Web
 
 __all__ = ["PAGE_SIZES", "Pages"]
@@ -28,15 +31,6 @@ __all__ = ["PAGE_SIZES", "Pages"]
 PAGE_SIZES = (50, 100, 200, 25)
 #: the dead-letter entries the DLQ page lists under its groups
 DLQ_ENTRIES_SHOWN = 100
-_JOB_ID_MAX = 2**63 - 1  # a bigint: a larger id cannot exist
-
-
-def _whole_number(name: str, text: str | None) -> int | None:
-    if text is None or text == "":
-        return None
-    if not (text.isascii() and text.isdigit()) or not 0 < int(text) <= _JOB_ID_MAX:
-        raise ValidationError(f"{name} must be a whole number from 1, got {text[:40]!r}")
-    return int(text)
 
 
 def _text(request: Request, name: str) -> str | None:
@@ -91,13 +85,13 @@ class Pages:
         web = self.web
         params = request.query_params
         try:
-            jump = _whole_number("job id", params.get("id"))
+            jump = whole_number("job id", params.get("id"))
             if jump is not None:
                 return RedirectResponse(web.path(request, "job", job_id=jump), status_code=303)
             state_text = _text(request, "state")
             state = check_state(state_text) if state_text is not None else None
-            before = _whole_number("before", params.get("before"))
-            size = _whole_number("limit", params.get("limit")) or PAGE_SIZES[0]
+            before = whole_number("before", params.get("before"))
+            size = whole_number("limit", params.get("limit")) or PAGE_SIZES[0]
             if size not in PAGE_SIZES:
                 raise ValidationError(f"limit must be one of {sorted(PAGE_SIZES)}, got {size}")
             filters: dict[str, Any] = {
@@ -106,7 +100,9 @@ class Pages:
                 "kind": _text(request, "kind"),
                 "tag": _text(request, "tag"),
             }
-            found = await web.call(web.store.list_jobs, **filters, before_id=before, limit=size + 1)
+            found = await web.call(
+                web.store.list_job_summaries, **filters, before_id=before, limit=size + 1
+            )
             summary, stats = await self._counts()
         except AwaError as exc:
             return web.failure(request, exc)
@@ -130,10 +126,8 @@ class Pages:
     # -- /jobs/{id} -------------------------------------------------------------------------
     async def job(self, request: Request) -> Response:
         web = self.web
-        job_id: int = request.path_params["job_id"]
         try:
-            if job_id > _JOB_ID_MAX:
-                raise ValidationError(f"no job id is above {_JOB_ID_MAX}")
+            job_id = numbers.job_id(request.path_params["job_id"])
             job = await web.call(web.store.get_job, job_id)
             dead = None
             if job.state is JobState.FAILED:
@@ -156,7 +150,11 @@ class Pages:
         queue, kind = _text(request, "queue"), _text(request, "kind")
         try:
             entries = await web.call(
-                web.store.list_dlq, queue=queue, kind=kind, limit=DLQ_ENTRIES_SHOWN
+                web.store.list_job_summaries,
+                home="dlq",
+                queue=queue,
+                kind=kind,
+                limit=DLQ_ENTRIES_SHOWN,
             )
             summary = await self._summary()
             if summary is not None or self.summarizes:
@@ -188,12 +186,19 @@ class Pages:
     ) -> tuple[DlqGroup, ...]:
         """Groups of a store without a summary: counted from up to a batch of entries."""
         entries = await self.web.call(
-            self.web.store.list_dlq, queue=queue, kind=kind, limit=BATCH_SIZE_MAX
+            self.web.store.list_job_summaries,
+            home="dlq",
+            queue=queue,
+            kind=kind,
+            limit=BATCH_SIZE_MAX,
         )
-        counts = Counter((e.job.queue, e.job.kind, e.reason) for e in entries)
         latest: dict[tuple[str, str, str], datetime] = {}
+        counts: Counter[tuple[str, str, str]] = Counter()
         for entry in entries:
-            key = (entry.job.queue, entry.job.kind, entry.reason)
+            if entry.dlq_reason is None or entry.dlq_at is None:
+                continue  # not a dead letter: home="dlq" lists none
+            key = (entry.queue, entry.kind, entry.dlq_reason)
+            counts[key] += 1
             latest[key] = max(entry.dlq_at, latest.get(key, entry.dlq_at))
         return tuple(DlqGroup(*key, count=n, latest_at=latest[key]) for key, n in counts.items())
 

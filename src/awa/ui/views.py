@@ -23,6 +23,7 @@ from awa.domain import (
     ErrorEntry,
     Job,
     JobState,
+    Unreadable,
     attempt_ends,
 )
 from awa.ports import QueueStats, QueueSummary
@@ -37,6 +38,7 @@ __all__ = [
     "queue_rows",
     "shown",
     "timeline",
+    "unreadable",
     "when",
 ]
 
@@ -48,6 +50,15 @@ def shown(text: object) -> str:
     """User text as it will be shown: control characters as ``\\xNN`` (newlines and tabs
     kept). The templates escape it for HTML on top."""
     return printable(str(text), lines=True)
+
+
+def unreadable(item: Any, column: str) -> Unreadable | None:
+    """The ``Unreadable`` of a job's (or summary's) ``column``: its stored text, which the
+    page shows instead of the stand-in value the store read it as."""
+    for found in getattr(item, "unreadable", ()):
+        if found.column == column:
+            return found  # type: ignore[no-any-return]
+    return None
 
 
 def json_text(value: Any) -> str:

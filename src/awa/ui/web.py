@@ -30,6 +30,7 @@ from awa.domain import (
 )
 from awa.ports import ClaimStore
 from awa.ui import views
+from awa.ui.access import SESSION_COOKIE
 from awa.ui.csrf import CSRF_COOKIE, CSRF_FIELD, Csrf, CsrfRefused
 
 __all__ = ["FORM_BYTES_MAX", "Web"]
@@ -69,6 +70,7 @@ def _environment() -> jinja2.Environment:
         headline=views.headline,
         when=views.when,
         duration=human_duration,
+        unreadable=views.unreadable,
     )
     env.globals.update(JobState=JobState, states=list(JobState))
     return env
@@ -146,7 +148,7 @@ class Web:
             request=request,
             path=path,
             csrf_field=CSRF_FIELD,
-            csrf_token=self.csrf.form_token(cookie),
+            csrf_token=self.csrf.form_token(cookie, request.cookies.get(SESSION_COOKIE)),
             read_only=self.read_only,
             signs_in=self.signs_in,
             live_refresh_s=self.live_refresh_s if live else 0,
@@ -206,6 +208,7 @@ class Web:
         if not getattr(request.state, "awa_bearer", False):
             self.csrf.check(
                 cookie=request.cookies.get(CSRF_COOKIE),
+                session=request.cookies.get(SESSION_COOKIE),
                 token=fields.get(CSRF_FIELD),
                 headers=request.headers,
             )

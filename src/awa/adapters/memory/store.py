@@ -60,6 +60,7 @@ from awa.ports import (
     WriteResult,
 )
 from awa.ports.checks import check_listener
+from awa.ports.listing import Home, JobSummary, summarize
 from awa.ports.summary import (
     ENDED_WINDOW_S,
     DlqGroup,
@@ -485,6 +486,18 @@ class MemoryStore(StoreCore, WorkerPresence):
             newest_first = map(self._jobs.__getitem__, sorted(self._jobs, reverse=True))
             jobs = (job for job in newest_first if query.matches(job))
             return list(itertools.islice(jobs, query.limit))
+
+    def _list_job_summaries(
+        self, query: JobQuery, home: Home, error_chars: int
+    ) -> list[JobSummary]:
+        with self._tx():  # the jobs are in memory already: a summary only leaves fields out
+            if home == "dlq":
+                entries = map(self._dlq.__getitem__, sorted(self._dlq, reverse=True))
+                found = (summarize(e.job, e) for e in entries if query.matches(e.job))
+            else:
+                jobs = map(self._jobs.__getitem__, sorted(self._jobs, reverse=True))
+                found = (summarize(job) for job in jobs if query.matches(job))
+            return list(itertools.islice(found, query.limit))
 
     def _count_jobs(self, state: JobState | None, kind: str | None, queue: str | None) -> int:
         with self._tx():

@@ -24,6 +24,7 @@ from awa.domain.validation import INSTANT_MIN
 __all__ = [
     "ATTEMPT_COLUMNS",
     "JOB_COLUMNS",
+    "JOB_DECODERS",
     "SCHEDULE_COLUMNS",
     "checked_attempt_rows",
     "checked_rows",
@@ -156,7 +157,7 @@ def job_from_row(row: Sequence[Any], offset: int = 0) -> Job:
             return _loaded_job(row, offset)
         except (KeyError, TypeError, ValueError, AttributeError):
             pass  # a value of the wrong shape: read column by column below
-    return read_job(JOB_COLUMNS, row[offset : offset + _WIDTH], _DECODERS)
+    return read_job(JOB_COLUMNS, row[offset : offset + _WIDTH], JOB_DECODERS)
 
 
 def _loaded_job(row: Sequence[Any], offset: int) -> Job:
@@ -223,7 +224,7 @@ def job_after_attempt(claimed: Job, row: Sequence[Any]) -> Job:
             return _loaded_attempt(claimed, row)
         except (KeyError, TypeError, ValueError, AttributeError):
             pass
-    return read_job(ATTEMPT_COLUMNS, row, _DECODERS, base=claimed)
+    return read_job(ATTEMPT_COLUMNS, row, JOB_DECODERS, base=claimed)
 
 
 def _loaded_attempt(claimed: Job, row: Sequence[Any]) -> Job:
@@ -423,7 +424,8 @@ def _unique_states(mask: int | None) -> frozenset[JobState]:
     return _states_of(mask) if mask else frozenset()
 
 
-_DECODERS: Decoders = {
+#: how each job column is read when a row is read column by column
+JOB_DECODERS: Decoders = {
     "id": _same,
     "kind": _same,
     "queue": _same,

@@ -33,7 +33,7 @@ from awa.adapters._core import JobQuery, StoreCore
 from awa.adapters._fencing import Locked, Writes, available_queues, stale_results
 from awa.adapters._presence import WorkerPresence
 from awa.adapters._unreadable import Raw
-from awa.adapters.postgres import caller_connections, migrations
+from awa.adapters.postgres import caller_connections, migrations, summaries
 from awa.adapters.postgres._errors import translate_errors
 from awa.adapters.postgres._rereading import fetch_rows
 from awa.adapters.postgres._rows import (
@@ -101,6 +101,7 @@ from awa.ports import (
     WriteResult,
 )
 from awa.ports.checks import check_insert, check_listener, check_streamed_count
+from awa.ports.listing import Home, JobSummary
 from awa.ports.summary import ENDED_WINDOW_S, QueueSummary
 
 __all__ = ["PostgresStore"]
@@ -514,6 +515,15 @@ class PostgresStore(StoreCore, WorkerPresence):
         with self._statement("listing jobs") as cur:
             cur.execute(SQL["list_jobs"], params)
             return [job_from_row(row) for row in checked_rows(cur)]
+
+    def _list_job_summaries(
+        self, query: JobQuery, home: Home, error_chars: int
+    ) -> list[JobSummary]:
+        with self._statement("listing jobs") as cur:
+            cur.execute(
+                SQL[summaries.STATEMENTS[home]], summaries.summary_params(query, error_chars)
+            )
+            return summaries.summaries_of(cur)
 
     def _discard_failed(self, queue: str | None, kind: str | None) -> int:
         with self._statement("discarding failed jobs") as cur:

@@ -30,6 +30,7 @@ from awa.domain.validation import INSTANT_MIN
 
 __all__ = [
     "JOB_COLUMNS",
+    "JOB_DECODERS",
     "JOB_WIDTH",
     "SCHEDULE_COLUMNS",
     "dlq_entry_from_row",
@@ -148,7 +149,7 @@ def job_from_row(row: Sequence[Any], offset: int = 0) -> Job:
     try:
         return _stored_job(row, offset)
     except (KeyError, TypeError, ValueError, OverflowError, AttributeError):
-        return read_job(JOB_COLUMNS, row[offset : offset + JOB_WIDTH], _DECODERS)
+        return read_job(JOB_COLUMNS, row[offset : offset + JOB_WIDTH], JOB_DECODERS)
 
 
 def _stored_job(row: Sequence[Any], offset: int) -> Job:
@@ -241,7 +242,8 @@ def _any_json(stored: Any) -> Any:
     return None if stored is None else load_json(_text(stored))
 
 
-_DECODERS: Decoders = {
+#: how each job column is read when a row is read column by column
+JOB_DECODERS: Decoders = {
     "id": _integer,
     "kind": _text,
     "queue": _text,

@@ -28,7 +28,7 @@ from urllib.parse import quote
 from awa.adapters._core import JobQuery, StoreCore
 from awa.adapters._fencing import Locked, Writes, available_queues
 from awa.adapters._presence import WorkerPresence
-from awa.adapters.sqlite import migrations
+from awa.adapters.sqlite import migrations, summaries
 from awa.adapters.sqlite._errors import translate_errors
 from awa.adapters.sqlite._rows import (
     JOB_WIDTH,
@@ -75,6 +75,7 @@ from awa.ports import (
     UnhandledKind,
 )
 from awa.ports.checks import check_listener
+from awa.ports.listing import Home, JobSummary
 from awa.ports.summary import ENDED_WINDOW_S, DlqGroup, QueueSummary, StateGroup, build_summary
 
 __all__ = ["MEMORY", "SqliteStore"]
@@ -422,6 +423,13 @@ class SqliteStore(StoreCore, WorkerPresence):
             "limit": query.limit,
         }
         return [job_from_row(row) for row in self._rows("listing jobs", "list_jobs", params)]
+
+    def _list_job_summaries(
+        self, query: JobQuery, home: Home, error_chars: int
+    ) -> list[JobSummary]:
+        params = summaries.summary_params(query, error_chars)
+        with self._connection("listing jobs") as conn:
+            return summaries.summaries_of(conn.execute(SQL[summaries.STATEMENTS[home]], params))
 
     def _discard_failed(self, queue: str | None, kind: str | None) -> int:
         params = {"queue": queue, "kind": kind}

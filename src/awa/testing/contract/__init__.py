@@ -24,6 +24,7 @@ mixin                       module                area
 ``RescueContract``          ``rescue``            crashes, deadlines, the poison-job rule
 ``CallbackContract``        ``callbacks``         register, resolve, heartbeat a callback
 ``OperatorContract``        ``operators``         cancel, retry, get, list, queue stats
+``ListingContract``         ``listing``           job summaries of both homes, as listings show
 ``DlqContract``             ``dlq``               the dead-letter queue
 ``HintContract``            ``hints``             subscribe and its wake-up hints
 ``PresenceContract``        ``presence``          which kinds live workers handle, per queue
@@ -48,6 +49,7 @@ from awa.testing.contract.fencing import FencingContract
 from awa.testing.contract.hints import HintContract
 from awa.testing.contract.hostile import HostileInputContract
 from awa.testing.contract.insert_claim import InsertClaimContract
+from awa.testing.contract.listing import ListingContract
 from awa.testing.contract.maintenance import MaintenanceContract
 from awa.testing.contract.operators import OperatorContract
 from awa.testing.contract.outcomes import OutcomeContract
@@ -72,6 +74,7 @@ __all__ = [
     "HintContract",
     "HostileInputContract",
     "InsertClaimContract",
+    "ListingContract",
     "MaintenanceContract",
     "OperatorContract",
     "OutcomeContract",
@@ -99,6 +102,7 @@ class ClaimStoreContract(
     RescueContract,
     CallbackContract,
     OperatorContract,
+    ListingContract,
     DlqContract,
     HintContract,
     PresenceContract,

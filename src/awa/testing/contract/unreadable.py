@@ -87,6 +87,9 @@ class UnreadableRowContract(StoreFixtures):
         [listed] = store.list_jobs()
         assert (listed.id, listed.run_at, listed.state) == (later.id, INSTANT_MAX, later.state)
         assert [column.column for column in listed.unreadable] == ["run_at"]
+        [summary] = store.list_job_summaries()
+        assert (summary.id, summary.run_at) == (later.id, INSTANT_MAX)
+        assert [column.column for column in summary.unreadable] == ["run_at"]
         assert store.count_jobs(state=JobState.SCHEDULED) == 1
         store.queue_stats()
         assert store.cancel(later.id).state is JobState.CANCELLED
@@ -122,15 +125,19 @@ class UnreadableRowContract(StoreFixtures):
         bad = drive_to(store, clock, JobState.FAILED, queue="dead").job
         good = drive_to(store, clock, JobState.FAILED, queue="dead").job
         plant_unreadable(bad.id, "args")
+        plant_unreadable(bad.id, "finalized_at", too_late=True)
         listed = {entry.job.id: entry.job for entry in store.list_dlq()}
         assert set(listed) == {bad.id, good.id}
-        assert [column.column for column in listed[bad.id].unreadable] == ["args"]
+        summaries = {s.id: s for s in store.list_job_summaries(home="dlq")}
+        assert summaries[bad.id].finalized_at == INSTANT_MAX
+        assert [column.column for column in summaries[bad.id].unreadable] == ["finalized_at"]
+        assert [column.column for column in listed[bad.id].unreadable] == ["args", "finalized_at"]
         with pytest.raises(ValidationError, match=rf"^job {bad.id} cannot be retried .* args"):
             store.retry_from_dlq(bad.id)
         assert [job.id for job in store.bulk_retry_from_dlq(queue="dead")] == [good.id]
         entry = store.get_dlq_entry(bad.id)
         assert entry is not None
-        assert [column.column for column in entry.job.unreadable] == ["args"]
+        assert [column.column for column in entry.job.unreadable] == ["args", "finalized_at"]
 
     def test_a_retried_job_that_still_cannot_be_read_fails_again_at_claim(
         self, store: ClaimStore, plant_unreadable: Plant

@@ -44,6 +44,7 @@ from awa.ports import (
     FireRound,
     Heartbeat,
     JobsAvailable,
+    JobSummary,
     Listens,
     QueueSettings,
     QueueStats,
@@ -355,6 +356,9 @@ class RecordingStore:
 
     def list_jobs(self, **filters: Any) -> list[Job]:
         return self.store.list_jobs(**filters)
+
+    def list_job_summaries(self, **filters: Any) -> list[JobSummary]:
+        return self.store.list_job_summaries(**filters)
 
     def retry_failed(
         self,

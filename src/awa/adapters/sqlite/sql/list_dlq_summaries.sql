@@ -1,0 +1,24 @@
+-- Purpose: a page of dead-letter entries as a listing shows them (the dashboard's /dlq,
+--   ``JobSummary``): what list_dlq.sql finds, in its order, with the filters of
+--   list_job_summaries.sql, but only the columns a listing shows, the start of the last
+--   error's text and why and when the job was dead-lettered; args, metadata, progress,
+--   callback_result and the error history never reach Python.
+-- Parameters: state, kind, queue, tag, before_id (NULL: any), limit, error_chars (characters
+--   of the last error's text).
+-- Columns: summaries.SUMMARY_COLUMNS, in that order (checked by name when read).
+-- Index: the primary key, walked backwards (as list_dlq.sql).
+SELECT id, kind, queue, state, priority, attempt, max_attempts, run_lease, run_at, created_at,
+       finalized_at, tags,
+       CASE WHEN json_valid(errors) AND json_array_length(errors) > 0
+            THEN substr(json_extract(errors, '$[' || (json_array_length(errors) - 1) || '].error'),
+                        1, :error_chars)
+       END AS last_error,
+       dlq_reason, dlq_at
+FROM awa_dlq
+WHERE (:state IS NULL OR state = :state)
+  AND (:kind IS NULL OR kind = :kind)
+  AND (:queue IS NULL OR queue = :queue)
+  AND (:before_id IS NULL OR id < :before_id)
+  AND (:tag IS NULL OR EXISTS (SELECT 1 FROM json_each(tags) WHERE value = :tag))
+ORDER BY id DESC
+LIMIT :limit

@@ -1,0 +1,180 @@
+"""A worker's ``/healthz`` and ``/readyz`` (``awa.worker.probes``) never wait on the store:
+``/healthz`` answers while another connection holds SQLite's write lock and the worker's own
+write waits for it, ``/readyz`` reads past that writer, and a flood of ``/readyz`` shares one
+check that answers within its bound."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sqlite3
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import awa
+from awa.adapters.memory import MemoryStore
+from awa.adapters.sqlite import SqliteStore
+from awa.worker.probes import Readiness, serve_probes
+from tests.processes import get
+
+from .conftest import idle_task, run, until
+
+
+@dataclass
+class Work:
+    n: int
+
+
+#: the probers: threads of their own, so that a blocked event loop shows as no answer, and
+#: enough of them that requests waiting for an answer never hold up the next one
+_PROBERS = ThreadPoolExecutor(32, thread_name_prefix="prober")
+
+
+async def _get(port: int, path: str) -> tuple[int, dict[str, Any]]:
+    url = f"http://127.0.0.1:{port}{path}"
+    status, body = await asyncio.get_running_loop().run_in_executor(_PROBERS, get, url)
+    return status, json.loads(body) if body else {}
+
+
+async def _serve(client: awa.AsyncClient) -> tuple[asyncio.Server, int]:
+    server = await serve_probes(client, "127.0.0.1", 0)
+    return server, int(server.sockets[0].getsockname()[1])
+
+
+class _WriteLockHolder:
+    """Another connection that takes the file's write lock (``BEGIN IMMEDIATE``) and keeps it
+    until told to let go."""
+
+    def __init__(self, path: Path) -> None:
+        self.held, self._release = threading.Event(), threading.Event()
+        self._thread = threading.Thread(target=self._hold, args=(path,), daemon=True)
+        self.held_s = 0.0
+
+    def _hold(self, path: Path) -> None:
+        conn = sqlite3.connect(path, isolation_level=None)
+        conn.execute("BEGIN IMMEDIATE")
+        started = time.monotonic()
+        self.held.set()
+        self._release.wait()
+        conn.execute("COMMIT")
+        self.held_s = time.monotonic() - started
+        conn.close()
+
+    def __enter__(self) -> _WriteLockHolder:
+        self._thread.start()
+        self.held.wait()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._release.set()
+        self._thread.join()
+
+
+def _waits_for_the_file(store: SqliteStore) -> bool:
+    """Whether a write of the store holds its lock now (it waits for the file's lock)."""
+    free = store._lock.acquire(blocking=False)
+    if free:
+        store._lock.release()
+    return not free
+
+
+def test_probes_answer_while_another_connection_holds_the_sqlite_write_lock(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "jobs.db"
+
+    async def story() -> None:
+        store = SqliteStore(str(path), busy_timeout_s=60)
+        client = awa.AsyncClient(store=store)
+        idle_task(client, "q")
+        await client.start([awa.QueueConfig(queue="q", concurrency=1, poll_interval_s=0.05)])
+        server, port = await _serve(client)
+        try:
+            await until(lambda: client.runtime is not None and client.runtime.working)
+            with _WriteLockHolder(path) as holder:
+                # the worker's next claim takes the store's lock and waits for the file's
+                await until(lambda: _waits_for_the_file(store))
+                answers = []
+                for _ in range(3):
+                    answers.append(await _get(port, "/healthz"))
+                    answers.append(await _get(port, "/readyz"))
+                assert _waits_for_the_file(store)  # all of it while the write still waited
+            print(f"write lock held {holder.held_s:.2f}s; every probe answered meanwhile")
+            for status, document in answers:
+                assert status == 200, document
+                assert document["alive"] is True
+            readyz = [document for _, document in answers if "ready" in document]
+            assert [d["database"] for d in readyz] == [True] * 3
+            assert all(d["ready"] for d in readyz)
+        finally:
+            server.close()
+            await client.close()
+
+    with caplog.at_level(logging.WARNING, logger="awa.runtime"):
+        run(story)
+    blocked = [r.getMessage() for r in caplog.records if "event loop has been blocked" in r.message]
+    assert blocked == []
+
+
+class _StuckStore(MemoryStore):
+    """A store whose ping waits until told to answer, counting the pings."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pings = 0
+        self.pinged, self.answer = threading.Event(), threading.Event()
+
+    def ping(self) -> None:
+        self.pings += 1
+        self.pinged.set()
+        self.answer.wait()
+
+    @property
+    def listening(self) -> bool:
+        return True
+
+
+def test_concurrent_readyz_requests_share_one_check_and_healthz_never_waits() -> None:
+    async def story() -> None:
+        store = _StuckStore()
+        client = awa.AsyncClient(store=store)
+        server, port = await _serve(client)
+        try:
+            asked = [asyncio.ensure_future(_get(port, "/readyz")) for _ in range(20)]
+            await asyncio.get_running_loop().run_in_executor(_PROBERS, store.pinged.wait)
+            assert await _get(port, "/healthz") == (200, {"alive": True})
+            store.answer.set()
+            answers = await asyncio.gather(*asked)
+            assert store.pings == 1
+            assert {status for status, _ in answers} == {503}  # no worker runs: not ready
+            assert all(document["database"] is True for _, document in answers)
+        finally:
+            store.answer.set()
+            server.close()
+
+    run(story)
+
+
+def test_a_check_that_outlives_its_bound_answers_503_and_the_next_one_starts_afresh() -> None:
+    async def story() -> None:
+        store = _StuckStore()
+        readiness = Readiness(awa.AsyncClient(store=store), timeout_s=0.05)
+        status, document = await readiness.answer()
+        assert (status, document) == (503, {"ready": False, "database_error": ANSWER_WITHIN})
+        store.answer.set()
+        await until(lambda: not readiness.checking)
+        status, document = await readiness.answer()
+        assert (status, document["database"]) == (503, True)
+        assert store.pings == 2
+
+    run(story)
+
+
+ANSWER_WITHIN = "no answer within 0.05s"

@@ -1,7 +1,7 @@
 """A worker's ``/healthz`` and ``/readyz`` (``awa.worker.probes``) never wait on the store:
 ``/healthz`` answers while another connection holds SQLite's write lock and the worker's own
-write waits for it, ``/readyz`` reads past that writer, and a flood of ``/readyz`` shares one
-check that answers within its bound."""
+write waits for it, ``/readyz`` reads past that writer, a refused PostgreSQL port is named at
+once, and a flood of ``/readyz`` shares one check that answers within its bound."""
 
 from __future__ import annotations
 
@@ -17,12 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from psycopg.conninfo import conninfo_to_dict
 
 import awa
 from awa.adapters.memory import MemoryStore
+from awa.adapters.postgres import PostgresStore
 from awa.adapters.sqlite import SqliteStore
 from awa.worker.probes import Readiness, serve_probes
 from tests.processes import get
+from tests.tcp_proxy import TcpProxy
 
 from .conftest import idle_task, run, until
 
@@ -121,6 +124,39 @@ def test_probes_answer_while_another_connection_holds_the_sqlite_write_lock(
         run(story)
     blocked = [r.getMessage() for r in caplog.records if "event loop has been blocked" in r.message]
     assert blocked == []
+
+
+@pytest.mark.postgres
+def test_readyz_names_a_refused_postgres_port_at_once(pg_url: str) -> None:
+    params = conninfo_to_dict(pg_url)
+    proxy = TcpProxy(str(params.get("host") or "127.0.0.1"), int(params.get("port") or 5432))
+
+    async def story() -> None:
+        store = PostgresStore(proxy.url(pg_url), pool_size=2)
+        client = awa.AsyncClient(store=store)
+        server, port = await _serve(client)
+        try:
+            await asyncio.to_thread(store.pool.wait)  # its connection is in the pool, idle
+            for _ in range(2):
+                status, document = await _get(port, "/readyz")
+                assert document["database"] is True, document
+            proxy.close()  # the server is gone: its port refuses, its connections are closed
+            for _ in range(2):  # the pool's broken connection, then an empty pool
+                started = time.monotonic()
+                status, document = await _get(port, "/readyz")
+                print(f"/readyz answered in {time.monotonic() - started:.3f}s: {document}")
+                assert (status, document["database"]) == (503, False)
+                error = document["database_error"]
+                assert f"cannot connect to PostgreSQL at 127.0.0.1:{proxy.port}" in error
+                assert "refused" in error.lower()
+        finally:
+            server.close()
+            await client.close()
+
+    try:
+        run(story)
+    finally:
+        proxy.close()
 
 
 class _StuckStore(MemoryStore):

@@ -58,16 +58,16 @@ class _WriteLockHolder:
     def __init__(self, path: Path) -> None:
         self.held, self._release = threading.Event(), threading.Event()
         self._thread = threading.Thread(target=self._hold, args=(path,), daemon=True)
-        self.held_s = 0.0
+        self.held_at = self.held_s = 0.0
 
     def _hold(self, path: Path) -> None:
         conn = sqlite3.connect(path, isolation_level=None)
         conn.execute("BEGIN IMMEDIATE")
-        started = time.monotonic()
+        self.held_at = time.monotonic()
         self.held.set()
         self._release.wait()
         conn.execute("COMMIT")
-        self.held_s = time.monotonic() - started
+        self.held_s = time.monotonic() - self.held_at
         conn.close()
 
     def __enter__(self) -> _WriteLockHolder:
@@ -88,6 +88,10 @@ def _waits_for_the_file(store: SqliteStore) -> bool:
     return not free
 
 
+#: how long the other connection holds the write lock while the probes keep asking
+HELD_S = 2.0
+
+
 def test_probes_answer_while_another_connection_holds_the_sqlite_write_lock(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -105,17 +109,16 @@ def test_probes_answer_while_another_connection_holds_the_sqlite_write_lock(
                 # the worker's next claim takes the store's lock and waits for the file's
                 await until(lambda: _waits_for_the_file(store))
                 answers = []
-                for _ in range(3):
+                while len(answers) < 6 or time.monotonic() - holder.held_at < HELD_S:
                     answers.append(await _get(port, "/healthz"))
                     answers.append(await _get(port, "/readyz"))
                 assert _waits_for_the_file(store)  # all of it while the write still waited
-            print(f"write lock held {holder.held_s:.2f}s; every probe answered meanwhile")
+            print(f"write lock held {holder.held_s:.2f}s; {len(answers)} probes answered meanwhile")
             for status, document in answers:
                 assert status == 200, document
                 assert document["alive"] is True
             readyz = [document for _, document in answers if "ready" in document]
-            assert [d["database"] for d in readyz] == [True] * 3
-            assert all(d["ready"] for d in readyz)
+            assert all(d["ready"] and d["database"] for d in readyz)
         finally:
             server.close()
             await client.close()

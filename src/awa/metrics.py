@@ -30,7 +30,8 @@ some worker claimed are rescued, so their queues are ones a worker of the fleet 
 Pickup latency is how long a job waited to be claimed once due (``attempted_at - run_at``, on
 the store's clock). The queue gauges are read by the maintenance leader alone, once per
 maintenance round, so a fleet reports each queue once: the other workers report none, and a
-worker that loses the leadership stops reporting. ``awa.maintenance.leader`` is 1 in the process that leads.
+worker that loses the leadership stops reporting. ``awa.maintenance.leader`` is 1 in the
+process that leads.
 
 What it costs a busy worker. A call into the OpenTelemetry SDK costs about ten microseconds
 (it cleans and hashes the attributes every time), a seventh of all a no-op job costs a worker,

@@ -20,11 +20,18 @@ instrument                          Prometheus                            attrib
 ``awa.maintenance.leader`` (gauge)  ``awa_maintenance_leader``            (none)
 =================================== ===================================== =======================
 
-The outcomes are ``awa.runtime.observe.Ending``'s values. Pickup latency is how long a job
-waited to be claimed once due (``attempted_at - run_at``, on the store's clock). The queue
-gauges are read by the maintenance leader alone, once per maintenance round, so a fleet
-reports each queue once: the other workers report none, and a worker that loses the
-leadership stops reporting. ``awa.maintenance.leader`` is 1 in the process that leads.
+The outcomes are ``awa.runtime.observe.Ending``'s values. A ``kind`` label is the name of a
+kind this worker has a handler for, and a ``queue`` label the name of a queue it works or one
+of its tasks is registered on; every other kind and queue (job data: a producer can make up
+any number) shares the one value ``UNHANDLED``, so junk cannot fill the exporter's cardinality
+limit and push the real series into its overflow. Rescues keep their queue's name: only jobs
+some worker claimed are rescued, so their queues are ones a worker of the fleet works.
+
+Pickup latency is how long a job waited to be claimed once due (``attempted_at - run_at``, on
+the store's clock). The queue gauges are read by the maintenance leader alone, once per
+maintenance round, so a fleet reports each queue once: the other workers report none, and a
+worker that loses the leadership stops reporting. ``awa.maintenance.leader`` is 1 in the
+process that leads.
 
 What it costs a busy worker. A call into the OpenTelemetry SDK costs about ten microseconds
 (it cleans and hashes the attributes every time), a seventh of all a no-op job costs a worker,
@@ -44,15 +51,17 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
+
+import attrs
 
 from awa.domain import Job, JobState
 from awa.ports import QueueStats, Rescued
 from awa.runtime.observe import AttemptEnd, Ending, MaintenanceReport, Observer
 
-__all__ = ["DURATION_BUCKETS_S", "HISTOGRAM_RECORDS_PER_S", "Metrics"]
+__all__ = ["DURATION_BUCKETS_S", "HISTOGRAM_RECORDS_PER_S", "UNHANDLED", "Metrics"]
 
 try:
     from opentelemetry import metrics as otel
@@ -67,6 +76,10 @@ DURATION_BUCKETS_S = (
 _CLAIM_BUCKETS = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 #: each histogram series records every observation up to about this rate, every k-th above
 HISTOGRAM_RECORDS_PER_S = 500
+#: the ``kind`` of every kind no handler of this worker takes, and the ``queue`` of every queue
+#: it neither works nor has a task on; no kind or queue can be named so (names start with a
+#: letter, digit or underscore and have no parentheses), so a real one never shares it
+UNHANDLED = "(unhandled)"
 
 
 _ATTEMPT_LABELS = ("outcome", "kind", "queue")
@@ -117,6 +130,32 @@ class _Series:
 
     def record_now(self, value: float) -> None:
         self._histogram.record(value, self._labels)
+
+
+@attrs.frozen
+class _QueueGauges:
+    """What the queue gauges report for one ``queue`` label: the queues that share it summed
+    (their oldest available job the oldest of all)."""
+
+    queue: str
+    counts: Mapping[JobState, int]
+    dlq_depth: int
+    oldest_available_at: datetime | None
+
+    @classmethod
+    def of(cls, stats: Sequence[QueueStats], label: Callable[[str], str]) -> list[_QueueGauges]:
+        by_label: dict[str, list[QueueStats]] = {}
+        for one in stats:
+            by_label.setdefault(label(one.queue), []).append(one)
+        gauges = []
+        for queue, group in by_label.items():
+            counts: Counter[JobState] = Counter()
+            for one in group:
+                counts.update(one.counts)
+            oldest = [one.oldest_available_at for one in group if one.oldest_available_at]
+            depth = sum(one.dlq_depth for one in group)
+            gauges.append(cls(queue, counts, depth, min(oldest) if oldest else None))
+        return gauges
 
 
 class Metrics(Observer):
@@ -185,7 +224,10 @@ class Metrics(Observer):
             [self._leader],
             description="1 in the process that leads maintenance",
         )
-        self._measured: Sequence[QueueStats] = ()
+        self._measured: Sequence[_QueueGauges] = ()
+        # the names labels may carry; anything else is UNHANDLED (``worker_handles``)
+        self._kinds: frozenset[str] = frozenset()
+        self._queues: frozenset[str] = frozenset()
         self._measured_at: datetime | None = None
         self._leading = False
         # one series per label set, made once: a busy worker ends thousands of attempts a
@@ -193,19 +235,33 @@ class Metrics(Observer):
         self._handler_series: dict[tuple[str, str, str], _Series] = {}
         self._queue_series: dict[str, tuple[_Series, _Series]] = {}  # pickup, claim size
 
+    # -- the labels job data may feed --------------------------------------------------------
+    def worker_handles(self, kinds: Mapping[str, str]) -> None:
+        self._kinds = frozenset(kinds)
+        self._queues = self._queues | frozenset(kinds.values())
+
+    def worker_started(self, owner: str, queues: Sequence[str]) -> None:
+        self._queues = self._queues | frozenset(queues)
+
+    def _queue(self, queue: str) -> str:
+        return queue if queue in self._queues else UNHANDLED
+
     # -- events -------------------------------------------------------------------------------
     def attempt_ended(self, end: AttemptEnd) -> None:
-        key = (end.ending.value, end.kind, end.queue)
+        kind = end.kind if end.kind in self._kinds else UNHANDLED
+        queue = end.queue if end.queue in self._queues else UNHANDLED
+        key = (end.ending.value, kind, queue)
         self._attempts[key] += 1
         series = self._handler_series.get(key)
         if series is None:
-            labels = {"outcome": key[0], "kind": end.kind, "queue": end.queue}
+            labels = {"outcome": key[0], "kind": kind, "queue": queue}
             series = self._handler_series[key] = _Series(self._handler, labels, self._per_s)
         series.record(end.handler_s)
         if end.ending is Ending.STALE and end.stale_reason is not None:
-            self._stale[(end.stale_reason.value, end.queue)] += 1
+            self._stale[(end.stale_reason.value, queue)] += 1
 
     def claimed(self, queue: str, jobs: Sequence[Job], now: datetime) -> None:
+        queue = self._queue(queue)
         found = self._queue_series.get(queue)
         if found is None:
             labels = {"queue": queue}
@@ -220,7 +276,7 @@ class Metrics(Observer):
                 pickup.record_now(max((job.attempted_at - job.run_at).total_seconds(), 0.0))
 
     def maintained(self, report: MaintenanceReport, rescued: Sequence[Rescued]) -> None:
-        for item in rescued:
+        for item in rescued:  # of jobs some worker claimed: their queues are worked ones
             self._rescues[(item.cause.dlq_reason.value, item.job.queue)] += 1
 
     def leadership_changed(self, owner: str, leading: bool) -> None:
@@ -229,30 +285,30 @@ class Metrics(Observer):
             self._measured, self._measured_at = (), None
 
     def queues_measured(self, stats: Sequence[QueueStats], now: datetime) -> None:
-        self._measured, self._measured_at = stats, now
+        self._measured, self._measured_at = _QueueGauges.of(stats, self._queue), now
 
     def worker_stopped(self, owner: str, released: int) -> None:
         self.leadership_changed(owner, False)
 
     # -- the observable instruments' callbacks (run by the exporter when it collects) ---------
     def _jobs(self, _: Any) -> Iterable[otel.Observation]:
-        for stats in self._measured:
+        for gauges in self._measured:
             for state in JobState:
-                count = stats.counts.get(state, 0)
-                yield otel.Observation(count, {"queue": stats.queue, "state": state.value})
+                count = gauges.counts.get(state, 0)
+                yield otel.Observation(count, {"queue": gauges.queue, "state": state.value})
 
     def _oldest(self, _: Any) -> Iterable[otel.Observation]:
         measured_at = self._measured_at
-        for stats in self._measured:
-            oldest = stats.oldest_available_at
+        for gauges in self._measured:
+            oldest = gauges.oldest_available_at
             age_s = 0.0
             if oldest is not None and measured_at is not None:
                 age_s = max((measured_at - oldest).total_seconds(), 0.0)
-            yield otel.Observation(age_s, {"queue": stats.queue})
+            yield otel.Observation(age_s, {"queue": gauges.queue})
 
     def _dlq(self, _: Any) -> Iterable[otel.Observation]:
-        for stats in self._measured:
-            yield otel.Observation(stats.dlq_depth, {"queue": stats.queue})
+        for gauges in self._measured:
+            yield otel.Observation(gauges.dlq_depth, {"queue": gauges.queue})
 
     def _leader(self, _: Any) -> Iterable[otel.Observation]:
         yield otel.Observation(1 if self._leading else 0)

@@ -152,3 +152,48 @@ def test_a_health_port_in_use_is_one_line(workers: list[Worker]) -> None:
         )  # fmt: skip
     line = ran.assert_one_line_error(f"cannot serve health on 127.0.0.1:{port}", code=1)
     assert "in use" in line
+
+
+def _this_machine_on_the_network() -> str | None:
+    """An address of this machine other than loopback (``None`` when it has none)."""
+    for somewhere in ("10.254.254.254", "192.0.2.1"):  # private and documentation networks
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            try:
+                s.connect((somewhere, 9))  # a UDP "connect" sends nothing: it picks a route
+            except OSError:
+                continue
+            address = str(s.getsockname()[0])
+        if not address.startswith("127."):
+            return address
+    return None
+
+
+def _refused(host: str, port: int) -> bool:
+    try:
+        socket.create_connection((host, port), timeout=5).close()
+    except ConnectionRefusedError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize(
+    ("host_args", "open_to_the_network"),
+    [((), False), (("--host", "0.0.0.0"), True)],
+    ids=["by-default-this-machine-only", "host-0.0.0.0-opens-them"],
+)
+def test_the_endpoints_listen_on_this_machine_only_unless_opened(
+    workers: list[Worker], host_args: tuple[str, ...], open_to_the_network: bool
+) -> None:
+    address = _this_machine_on_the_network()
+    if address is None:
+        pytest.skip("this machine has no address but loopback")
+    health, metrics = free_port(), free_port()
+    ports = ("--health-port", str(health), "--metrics-port", str(metrics))
+    worker = Worker(f"{APPS}:client", *ports, *host_args)
+    workers.append(worker)
+    worker.wait_for(lambda: _ready(health), "/readyz answered 200 on 127.0.0.1")
+    assert get(f"http://127.0.0.1:{metrics}/metrics")[0] == 200
+    for port in (health, metrics):
+        assert _refused(address, port) is not open_to_the_network, (address, port)
+    if open_to_the_network:
+        assert get(f"http://{address}:{health}/healthz") == (200, '{"alive": true}')

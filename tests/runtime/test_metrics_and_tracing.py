@@ -19,7 +19,7 @@ from opentelemetry.trace import StatusCode
 
 import awa
 import awa.tracing
-from awa.metrics import Metrics
+from awa.metrics import UNHANDLED, Metrics
 
 from .conftest import Backend, idle_task, memory_clients, reaches, run, until
 
@@ -109,6 +109,59 @@ def test_rescues_are_counted_by_cause_by_the_leader() -> None:
         await until(lambda: "awa.rescues" in _points(reader))
         rescues = _points(reader)["awa.rescues"]
         assert _value(rescues, cause="heartbeat_stale", queue="default").value == 1
+        await client.shutdown()
+
+    run(story)
+
+
+@dataclass
+class Charge:
+    cents: int
+
+
+JUNK = 2000  # as many as the SDK's (and so the Prometheus exporter's) cardinality limit
+
+
+def test_kinds_and_queues_without_a_task_share_a_label_so_junk_cannot_crowd_out_real_ones() -> None:
+    async def story() -> None:
+        _, store, [client] = memory_clients()
+        reader = InMemoryMetricReader()
+        metrics = Metrics(MeterProvider(metric_readers=[reader]))
+
+        @client.task(Charge, queue="payments", kind="charge_card")
+        async def charge(job: awa.Job[Charge]) -> None:
+            return None
+
+        # a producer's junk, first in line: kinds no handler takes on the worked queue, and
+        # queues nobody works (their jobs wait there, measured by the leader)
+        store.insert(
+            [awa.NewJob(kind=f"junk_{n}", queue="payments", max_attempts=1) for n in range(JUNK)]
+        )
+        store.insert([awa.NewJob(kind="charge_card", queue=f"junk_{n}") for n in range(JUNK)])
+        real = await client.insert(Charge(100))
+        await client.start([("payments", 100)], observers=[metrics])
+        await reaches(client, real.id, S.COMPLETED)
+
+        def ended() -> int:
+            return sum(p.value for p in _points(reader).get("awa.attempts", []))
+
+        await until(lambda: ended() == JUNK + 1 and _leads(reader))
+        points = _points(reader)
+        attempts = points["awa.attempts"]
+        assert (
+            _value(attempts, outcome="completed", kind="charge_card", queue="payments").value == 1
+        )
+        assert _value(attempts, outcome="failed", kind=UNHANDLED, queue="payments").value == JUNK
+        assert len(attempts) == 2
+        assert len(points["awa.handler.duration"]) == 2
+        jobs = points["awa.jobs"]
+        assert {p.attributes["queue"] for p in jobs} == {"payments", UNHANDLED}
+        assert _value(jobs, queue=UNHANDLED, state="available").value == JUNK
+        assert _value(points["awa.dlq.depth"], queue=UNHANDLED).value == 0
+        every = [p for found in points.values() for p in found]
+        assert not [p for p in every if "otel.metric.overflow" in p.attributes]
+        print(f"{len(every)} series in all")
+        assert len(every) < 50
         await client.shutdown()
 
     run(story)

@@ -19,7 +19,7 @@ from awa.cli.session import Refused, Session
 from awa.domain.defaults import DEADLINE_S, HEARTBEAT_INTERVAL_S, STALENESS_S
 from awa.runtime.config import CONCURRENCY_DEFAULT
 from awa.worker import WorkerSettings, configure_logging, load_app, run_worker
-from awa.worker.settings import SHUTDOWN_TIMEOUT_S
+from awa.worker.settings import ENDPOINT_HOST_DEFAULT, SHUTDOWN_TIMEOUT_S
 
 __all__ = ["APP_ENV", "OPTIONS", "Option", "add_parser", "settings_from", "worker"]
 
@@ -170,7 +170,9 @@ OPTIONS: tuple[Option, ...] = (
         "--host",
         "AWA_HOST",
         str,
-        "address the metrics and health endpoints listen on (default 0.0.0.0)",
+        f"address the metrics and health endpoints listen on (default {ENDPOINT_HOST_DEFAULT}:"
+        " this machine only; 0.0.0.0 opens them to the network, as a container needs for its"
+        " probes and scrapes)",
         "ADDR",
         "host",
     ),

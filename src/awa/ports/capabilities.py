@@ -133,13 +133,15 @@ class Probes(Protocol):
 
     def ping(self) -> None:
         """One bounded round trip to the database; ``DatabaseError`` saying why when it does
-        not answer (or the schema is not migrated)."""
+        not answer (or the schema is not migrated). It does not queue behind the store's own
+        calls (a worker's ``/readyz`` asks while they run), and a database that refuses
+        connections is said at once."""
         ...
 
     @property
     def listening(self) -> bool:
         """Whether the notification listener is connected now (``False`` when nobody
-        subscribed, or while it reconnects)."""
+        subscribed, or while it reconnects); read at once, not behind a lock a call holds."""
         ...
 
 

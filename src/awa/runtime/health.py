@@ -11,6 +11,7 @@ one) connected.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
 from typing import Any, Protocol
@@ -21,6 +22,9 @@ from awa.domain import AwaError
 from awa.ports import ClaimStore, Listens, Probes
 
 __all__ = ["Health", "Slots", "WorkerView", "check_health"]
+
+#: what the store says: why its database did not answer, and whether its listener is up
+_StoreAnswer = tuple[str | None, bool | None]
 
 
 @attrs.frozen
@@ -88,27 +92,36 @@ class WorkerView(Protocol):
     def slots(self) -> dict[str, tuple[int, int]]: ...
 
 
-async def check_health(
-    store: ClaimStore,
-    worker: WorkerView | None,
-    call: Callable[[Callable[[], None]], Awaitable[None]],
-) -> Health:
-    """Ask the store (``call`` runs its blocking ping off the event loop) and read the
-    worker, if one runs."""
+def _ask_store(store: ClaimStore, listener_wanted: bool) -> _StoreAnswer:
+    """Why the database did not answer (``None`` when it did), and whether the listener is
+    connected (``None`` when not asked): a store may take a lock for either, so this runs on
+    a thread, never on the event loop."""
     error = None
     if isinstance(store, Probes):
         try:
-            await call(store.ping)
+            store.ping()
         except AwaError as exc:
             error = str(exc) or type(exc).__name__
     listening = None
-    if worker is not None and worker.working and isinstance(store, Listens):
+    if listener_wanted and isinstance(store, Listens):
         listening = store.listening if isinstance(store, Probes) else True
+    return error, listening
+
+
+async def check_health(
+    store: ClaimStore,
+    worker: WorkerView | None,
+    call: Callable[[Callable[[], _StoreAnswer]], Awaitable[_StoreAnswer]],
+) -> Health:
+    """Ask the store (``call`` runs the blocking questions off the event loop) and read the
+    worker, if one runs."""
+    working = worker is not None and worker.working
+    error, listening = await call(functools.partial(_ask_store, store, working))
     return Health(
         database=error is None,
         database_error=error,
         listening=listening,
-        working=worker is not None and worker.working,
+        working=working,
         scheduler_alive=worker is None or worker.scheduler_alive,
         services=worker.succeeded_at() if worker is not None else {},
         slots=(

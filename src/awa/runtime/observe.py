@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import NamedTuple
 
@@ -114,6 +114,10 @@ class Observer:
         worker builds no ``AttemptEnd`` nobody reads)."""
         return True
 
+    def worker_handles(self, kinds: Mapping[str, str]) -> None:
+        """The kinds this worker has handlers for, each with the queue its task is registered
+        on (heard just before ``worker_started``): every other kind it meets is job data."""
+
     def worker_started(self, owner: str, queues: Sequence[str]) -> None:
         """The runtime attached to its store and is about to claim."""
 
@@ -158,6 +162,9 @@ class Observers(Observer):
                 getattr(observer, event)(*args)
             except Exception:
                 log.exception("observer %s failed on %s", type(observer).__name__, event)
+
+    def worker_handles(self, kinds: Mapping[str, str]) -> None:
+        self._each("worker_handles", kinds)
 
     def worker_started(self, owner: str, queues: Sequence[str]) -> None:
         self._each("worker_started", owner, queues)

@@ -206,6 +206,7 @@ class Runtime:
                 self._loop, self.config.loop_block_warning_s, self.table.of_task
             )
             self._loop_watch.start()
+        self.observers.worker_handles({task.kind: task.queue for task in self.registry.all()})
         self.observers.worker_started(self.owner, list(self.queues))
 
     async def shutdown(self, timeout: float = 30.0) -> None:

@@ -71,6 +71,7 @@ async def run_worker(client: AsyncClient, settings: WorkerSettings) -> int:
         await asyncio.to_thread(client.store.ping)
     logging.getLogger(POOL_LOGGER).setLevel(logging.NOTSET)  # connected: its news is news
     stops: list[Callable[[], object]] = []
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host  # an IPv6 address
     observers: list[Observer] = []
     try:
         if settings.metrics_port is not None:
@@ -80,13 +81,11 @@ async def run_worker(client: AsyncClient, settings: WorkerSettings) -> int:
             provider, stop_metrics = serve_metrics(settings.host, settings.metrics_port)
             stops.append(stop_metrics)
             observers.append(Metrics(provider))
-            log.info("metrics on http://%s:%d/metrics", settings.host, settings.metrics_port)
+            log.info("metrics on http://%s:%d/metrics", host, settings.metrics_port)
         if settings.health_port is not None:
             probes = await serve_probes(client, settings.host, settings.health_port)
             stops.append(probes.close)
-            log.info(
-                "health on http://%s:%d/healthz and /readyz", settings.host, settings.health_port
-            )
+            log.info("health on http://%s:%d/healthz and /readyz", host, settings.health_port)
         with _Signals(asyncio.get_running_loop()) as signals:
             await client.start(configs, observers=observers)
             await signals.stop.wait()

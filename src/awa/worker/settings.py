@@ -1,5 +1,5 @@
 """What a worker process was told: the queues to work and their settings, how long a
-shutdown may take, its log, and the ports of its metrics and health endpoints."""
+shutdown may take, its log, and where its metrics and health endpoints listen."""
 
 from __future__ import annotations
 
@@ -10,10 +10,14 @@ import attrs
 from awa.domain.defaults import DEADLINE_S, HEARTBEAT_INTERVAL_S, STALENESS_S
 from awa.runtime.config import CONCURRENCY_DEFAULT, QueueConfig
 
-__all__ = ["SHUTDOWN_TIMEOUT_S", "WorkerSettings"]
+__all__ = ["ENDPOINT_HOST_DEFAULT", "SHUTDOWN_TIMEOUT_S", "WorkerSettings"]
 
 #: how long running handlers may take after SIGTERM before their attempts are released
 SHUTDOWN_TIMEOUT_S = 30.0
+#: where the metrics and health endpoints listen unless told: this machine only, as ``awa ui``
+#: and ``awa callbacks serve`` do, since neither endpoint asks who is calling. A container's
+#: probes and scrapes come to its pod's address, so there they are opened on purpose.
+ENDPOINT_HOST_DEFAULT = "127.0.0.1"
 
 
 @attrs.frozen(kw_only=True)
@@ -32,7 +36,7 @@ class WorkerSettings:
     log_format: str = "text"  # or "json"
     metrics_port: int | None = None
     health_port: int | None = None
-    host: str = "0.0.0.0"
+    host: str = ENDPOINT_HOST_DEFAULT
 
     def queue_configs(self, declared: Sequence[str]) -> list[QueueConfig]:
         """The queues to work (those given, else every ``declared`` one), each with the

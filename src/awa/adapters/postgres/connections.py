@@ -51,6 +51,7 @@ __all__ = [
     "KEEPALIVES_COUNT",
     "KEEPALIVES_IDLE_S",
     "KEEPALIVES_INTERVAL_S",
+    "PING_ACQUIRE_S",
     "STATEMENT_TIMEOUT_S_DEFAULT",
     "WATCHDOG",
     "Bounds",
@@ -69,6 +70,8 @@ __all__ = [
     "where",
 ]
 
+#: how long a ping waits for an idle pooled connection before it opens one of its own
+PING_ACQUIRE_S = 0.05
 #: how long opening a connection may take (libpq counts whole seconds, at least 2)
 CONNECT_TIMEOUT_S_DEFAULT = 5.0
 #: the server cancels a store statement running longer than this
@@ -469,6 +472,31 @@ class PoolCalls:
             if acquired:
                 raise
             raise self._explain(action, exc) from exc
+
+    def ping(self, action: str, run: Callable[[psycopg.Connection[Any]], object]) -> None:
+        """``run`` one round trip on an idle pooled connection, or, when none is idle at once
+        or the idle one is broken (its server restarted or went away), on a connection of its
+        own: a server that refuses connections is said at once, naming host, port and reason,
+        not after the wait for the pool to reconnect. Bounded like every call."""
+        if self._reached:
+            try:
+                with self._pool.connection(timeout=PING_ACQUIRE_S) as conn:
+                    try:
+                        with self._watchdog.watch(conn, self._bounds.call_timeout_s, action):
+                            run(conn)
+                        return
+                    except psycopg.OperationalError:
+                        if not conn.broken:
+                            raise  # the server answered, with an error: that is the answer
+            except PoolTimeout:
+                pass  # every connection is busy, or the pool is reconnecting
+        try:
+            conn = self._probe()
+        except DatabaseError as exc:
+            raise DatabaseError(f"{action} failed: {exc}") from exc.__cause__
+        with conn, self._watchdog.watch(conn, self._bounds.call_timeout_s, action):
+            run(conn)
+        self._reached = True
 
     def _check_reachable(self, action: str) -> None:
         try:

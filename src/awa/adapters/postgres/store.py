@@ -479,10 +479,18 @@ class PostgresStore(StoreCore, WorkerPresence):
 
     # -- health ---------------------------------------------------------------------------------
     def ping(self) -> None:
-        """One round trip on a pooled connection (``awa.ports.Probes``), bounded like every
-        call; it also checks the schema on a store's first call."""
-        with self._statement("pinging the database") as cur:
-            cur.execute(SQL["ping"])
+        """One round trip (``awa.ports.Probes``), bounded like every call: on an idle pooled
+        connection, else on one of its own, so that a server gone away is said at once
+        (``PoolCalls.ping``); it also checks the schema until that was checked once."""
+
+        def ping(conn: psycopg.Connection[TupleRow]) -> None:
+            conn.execute(SQL["ping"])  # first: a broken connection fails here, as the driver's
+            if not self._schema_checked:
+                migrations.check_schema(conn)
+                self._schema_checked = True
+
+        with translate_errors("pinging the database"):
+            self._calls.ping("pinging the database", ping)
 
     @property
     def listening(self) -> bool:

@@ -83,6 +83,8 @@ __all__ = ["MEMORY", "SqliteStore"]
 #: the path of a throwaway database that lives as long as its store
 MEMORY = ":memory:"
 BUSY_TIMEOUT_S_DEFAULT = 30.0
+#: how long a health check's read waits for a file locked outright (readers wait for no writer)
+PING_BUSY_TIMEOUT_S = 1.0
 HINT_POLL_INTERVAL_S_DEFAULT = 0.025
 #: the leadership name maintenance takes (a row of awa_leader)
 MAINTENANCE_LEADERSHIP = "maintenance"
@@ -371,17 +373,33 @@ class SqliteStore(StoreCore, WorkerPresence):
 
     # -- health and wake-ups --------------------------------------------------------------------
     def ping(self) -> None:
-        """One read (``awa.ports.Probes``); it also checks the schema on the first call."""
-        self._rows("pinging the database", "ping")
+        """One read that checks the schema (``awa.ports.Probes``). On a file it reads on a
+        short-lived connection of its own, not under the store's lock: a write holds that lock
+        while it waits up to ``busy_timeout_s`` for another process's, and in WAL mode a reader
+        waits for no writer. It waits at most ``PING_BUSY_TIMEOUT_S`` for a file locked
+        outright, and never creates one."""
+        if self.path == MEMORY:  # no other process: only this store's own calls hold its lock
+            self._rows("pinging the database", "ping")
+            return
+        with translate_errors("pinging the database"):
+            if self._closed:
+                raise sqlite3.ProgrammingError("the store is closed")
+            where = f"file:{quote(self.path)}?mode=rw"
+            conn = sqlite3.connect(where, uri=True, timeout=PING_BUSY_TIMEOUT_S)
+            try:
+                migrations.check_schema(conn)
+            finally:
+                conn.close()
 
     @property
     def listening(self) -> bool:
         """Whether hints reach this store's listeners: from its own writes always, from
-        other processes while the poller runs (a ``":memory:"`` file has no others)."""
-        with self._lock:
-            if not self._listeners or self._closed:
-                return False
-            return self.path == MEMORY or (self._poller is not None and self._poller.running)
+        other processes while the poller runs (a ``":memory:"`` file has no others). Read
+        without the store's lock, which a write may hold for ``busy_timeout_s``."""
+        poller = self._poller
+        if not self._listeners or self._closed:
+            return False
+        return self.path == MEMORY or (poller is not None and poller.running)
 
     def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
         """Hints of this store's writes at commit, and other processes' within

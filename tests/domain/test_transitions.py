@@ -42,6 +42,12 @@ SPEC_ROWS = {
     ],
     18: [(S.FAILED, T.OPERATOR_RETRY, S.AVAILABLE), (S.CANCELLED, T.OPERATOR_RETRY, S.AVAILABLE)],
     19: [(S.FAILED, T.MOVE_TO_DLQ, S.FAILED)],
+    # row 20 (DLQ -> available / scheduled): "scheduled" when the redrive gives a later run_at
+    20: [
+        (S.FAILED, T.OPERATOR_RETRY, S.AVAILABLE),
+        (S.FAILED, T.OPERATOR_RETRY_LATER, S.SCHEDULED),
+        (S.CANCELLED, T.OPERATOR_RETRY_LATER, S.SCHEDULED),
+    ],
 }
 
 
@@ -70,7 +76,7 @@ def test_every_state_is_reachable_from_insert() -> None:
 def test_terminal_states_move_only_by_operator() -> None:
     for (state, trigger), _ in TRANSITIONS.items():
         if state in TERMINAL_STATES:
-            assert trigger in {T.OPERATOR_RETRY, T.MOVE_TO_DLQ}, (state, trigger)
+            assert trigger in {T.OPERATOR_RETRY, T.OPERATOR_RETRY_LATER, T.MOVE_TO_DLQ}
 
 
 def test_completed_jobs_never_move() -> None:

@@ -44,6 +44,7 @@ from awa.adapters.sqlite._rows import (
     write_params,
 )
 from awa.adapters.sqlite._sql import SQL
+from awa.adapters.sqlite.files import create_private
 from awa.adapters.sqlite.hints import HintPoller
 from awa.domain import (
     DatabaseError,
@@ -144,6 +145,8 @@ class SqliteStore(StoreCore, WorkerPresence):
         if not create and path != MEMORY and not os.path.exists(path):
             raise DatabaseError(f"no SQLite database at {path} (`awa migrate` creates one)")
         with translate_errors("opening the SQLite database"):
+            if create and path != MEMORY:
+                create_private(path)  # 0600, before sqlite3 makes it 0644 (files.py)
             self._conn = self._connect()
             if path != MEMORY:
                 _use_wal(self._conn, self.busy_timeout_s)

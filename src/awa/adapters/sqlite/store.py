@@ -61,6 +61,7 @@ from awa.domain import (
     holds_unique_key,
 )
 from awa.domain.rescue import rescue_cause
+from awa.domain.retention import Retention
 from awa.domain.unique import Blocked, answer_inserts, blocked_inserts, refuse_blocked
 from awa.domain.validation import check_seconds
 from awa.ports import (
@@ -89,6 +90,8 @@ MAINTENANCE_LEADERSHIP = "maintenance"
 _HINTS_KEPT = 1000
 _PRUNE_EVERY = 256
 _STATES = {state.value: state for state in JobState}
+#: each retention's delete, over the states awa.domain.retention gives it (tests/contract/test_retention_sql.py)
+_DELETE_STATEMENT = {Retention.COMPLETED: "delete_completed", Retention.FAILED: "delete_failed"}
 
 
 def _seconds(stored_us: int | None) -> float | None:
@@ -308,9 +311,9 @@ class SqliteStore(StoreCore, WorkerPresence):
             tx.wake(promoted)
             return promoted
 
-    def _delete_finished(self, older_than_s: float, limit: int) -> int:
+    def _delete_finished(self, retention: Retention, older_than_s: float, limit: int) -> int:
         params = {"now": micros(self.clock.now()), "older_than": _us(older_than_s), "limit": limit}
-        return self._change("deleting finished jobs", "delete_finished", params)
+        return self._change("deleting finished jobs", _DELETE_STATEMENT[retention], params)
 
     def _expire_dlq(self, older_than_s: float, limit: int) -> int:
         params = {"now": micros(self.clock.now()), "older_than": _us(older_than_s), "limit": limit}
@@ -443,12 +446,14 @@ class SqliteStore(StoreCore, WorkerPresence):
         dlq_enabled: bool | None,
         finished_retention_s: float | None,
         dlq_retention_s: float | None,
+        failed_retention_s: float | None,
     ) -> QueueSettings:
         params = {
             "queue": queue,
             "dlq_enabled": None if dlq_enabled is None else int(dlq_enabled),
             "finished_retention_us": _us(finished_retention_s),
             "dlq_retention_us": _us(dlq_retention_s),
+            "failed_retention_us": _us(failed_retention_s),
         }
         with self._transaction("configuring a queue") as tx:
             row = tx.conn.execute(SQL["configure_queue"], params).fetchone()
@@ -479,6 +484,7 @@ class SqliteStore(StoreCore, WorkerPresence):
                     oldest_available_at=oldest.get(name),
                     finished_retention_s=setting.finished_retention_s,
                     dlq_retention_s=setting.dlq_retention_s,
+                    failed_retention_s=setting.failed_retention_s,
                 )
             )
         return stats
@@ -570,9 +576,14 @@ class SqliteStore(StoreCore, WorkerPresence):
 
 
 def _settings_of(row: Sequence[Any]) -> QueueSettings:
-    queue, paused, dlq_enabled, finished_us, dlq_us = row
+    queue, paused, dlq_enabled, finished_us, dlq_us, failed_us = row
     return QueueSettings(
-        queue, bool(paused), bool(dlq_enabled), _seconds(finished_us), _seconds(dlq_us)
+        queue,
+        bool(paused),
+        bool(dlq_enabled),
+        _seconds(finished_us),
+        _seconds(dlq_us),
+        _seconds(failed_us),
     )
 
 

@@ -122,7 +122,8 @@ MAINTENANCE_LEADERSHIP = "maintenance"
 #: finished jobs retention keeps
 FINISHED_EXACT_MAX = 50_000
 _STATES = {state.value: state for state in JobState}
-#: each retention's delete, over the states awa.domain.retention gives it (tests/contract/test_retention_sql.py)
+#: each retention's delete, over the states awa.domain.retention gives it
+#: (tests/contract/test_retention_sql.py)
 _DELETE_STATEMENT = {Retention.COMPLETED: "delete_completed", Retention.FAILED: "delete_failed"}
 
 

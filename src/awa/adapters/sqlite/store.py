@@ -90,7 +90,8 @@ MAINTENANCE_LEADERSHIP = "maintenance"
 _HINTS_KEPT = 1000
 _PRUNE_EVERY = 256
 _STATES = {state.value: state for state in JobState}
-#: each retention's delete, over the states awa.domain.retention gives it (tests/contract/test_retention_sql.py)
+#: each retention's delete, over the states awa.domain.retention gives it
+#: (tests/contract/test_retention_sql.py)
 _DELETE_STATEMENT = {Retention.COMPLETED: "delete_completed", Retention.FAILED: "delete_failed"}
 
 

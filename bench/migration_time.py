@@ -6,7 +6,8 @@ Creates a database (``$PEERBENCH_DSN/awa_migration_time``, dropped first) at the
 ``--migration``, fills it with ``--jobs`` jobs of small args (``--live-share`` of them
 available, the rest completed), and times that one migration: 0010 copies awa.jobs into the
 partitioned table under an ACCESS EXCLUSIVE lock (inserts and workers wait), 0011
-(``finished_counts``) builds an index of awa.jobs_done under a SHARE lock (finishing jobs wait).
+(``finished_counts``) builds an index of awa.jobs_done under a SHARE lock (finishing jobs wait),
+0012 (``failed_retention``) two, one per retention, and drops jobs_finished_idx.
 """
 
 from __future__ import annotations

@@ -736,16 +736,20 @@ class AsyncClient:
         dlq_enabled: bool | None = None,
         finished_retention_s: float | None = None,
         dlq_retention_s: float | None = None,
+        failed_retention_s: float | None = None,
     ) -> QueueSettings:
         """Store ``queue``'s settings for every process that works it; ``None`` leaves a
         setting as it is. Returns them all. The retentions override the maintenance
-        leader's ``RuntimeConfig`` defaults for this queue."""
+        leader's ``RuntimeConfig`` defaults for this queue: ``finished_retention_s`` for its
+        completed jobs, ``failed_retention_s`` for its failed and cancelled ones outside the
+        dead-letter queue, ``dlq_retention_s`` for its dead-letter entries."""
         return await self._call(
             self.store.configure_queue,
             queue,
             dlq_enabled=dlq_enabled,
             finished_retention_s=finished_retention_s,
             dlq_retention_s=dlq_retention_s,
+            failed_retention_s=failed_retention_s,
         )
 
     async def dump_job(self, job_id: int) -> JobRecord:
@@ -1082,12 +1086,14 @@ class Client:
         dlq_enabled: bool | None = None,
         finished_retention_s: float | None = None,
         dlq_retention_s: float | None = None,
+        failed_retention_s: float | None = None,
     ) -> QueueSettings:
         return self.store.configure_queue(
             queue,
             dlq_enabled=dlq_enabled,
             finished_retention_s=finished_retention_s,
             dlq_retention_s=dlq_retention_s,
+            failed_retention_s=failed_retention_s,
         )
 
     def dump_job(self, job_id: int) -> JobRecord:

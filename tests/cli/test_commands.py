@@ -285,8 +285,9 @@ def test_queue_config_sets_what_every_worker_reads_and_stats_shows_it(
     done = awa("queue", "config", "media", "--dlq", "on", "--finished-retention", "7d")
     assert done.code == 0, done.stderr
     assert " ".join(done.stdout.split()) == (
-        "queue media: dead-letter queue on; finished jobs kept 7d, dead letters kept the"
-        " workers' default (every worker reads these from the database)"
+        "queue media: dead-letter queue on; completed jobs kept 7d, failed and cancelled jobs"
+        " kept the workers' default, dead letters kept the workers' default (every worker"
+        " reads these from the database)"
     )
     changed = awa("queue", "config", "media", "--dlq-retention", "12h", "--json").json
     assert changed == {
@@ -295,14 +296,20 @@ def test_queue_config_sets_what_every_worker_reads_and_stats_shows_it(
         "dlq_enabled": True,
         "finished_retention_s": 7 * 86400.0,
         "dlq_retention_s": 43200.0,
+        "failed_retention_s": None,
     }
+    assert "7d/default/12h" in awa("queue", "stats").stdout
+    failed = awa("queue", "config", "media", "--failed-retention", "30d", "--json").json
+    assert failed["failed_retention_s"] == 30 * 86400.0
     [stats] = awa("queue", "stats", "--queue", "media", "--json").json["queues"]
-    assert (stats["dlq_enabled"], stats["finished_retention_s"], stats["dlq_retention_s"]) == (
+    kept = ("finished_retention_s", "failed_retention_s", "dlq_retention_s")
+    assert (stats["dlq_enabled"], *(stats[k] for k in kept)) == (
         True,
         604800.0,
+        2592000.0,
         43200.0,
     )
-    assert "7d/12h" in awa("queue", "stats").stdout
+    assert "7d/30d/12h" in awa("queue", "stats").stdout
     assert awa("queue", "config", "media", "--dlq", "off", "--json").json["dlq_enabled"] is False
 
 
@@ -315,6 +322,9 @@ def test_queue_config_refuses_nothing_to_set_and_bad_values_in_one_line(awa: Awa
         "a duration is seconds", code=2
     )
     awa("queue", "config", "media", "--dlq-retention", "0").assert_one_line_error(
+        "more than 0", code=2
+    )
+    awa("queue", "config", "media", "--failed-retention", "0s").assert_one_line_error(
         "more than 0", code=2
     )
     awa("queue", "config", "Bad Queue", "--dlq", "on").assert_one_line_error(

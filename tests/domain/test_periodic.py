@@ -7,7 +7,7 @@ from typing import Any
 import cronsim
 import pytest
 
-from awa.domain import NewJob, Schedule, ScheduleRecord
+from awa.domain import NewJob, Schedule, ScheduleRecord, ValidationError
 from awa.domain.periodic import (
     PERIODIC_FIRE_AT,
     PERIODIC_NAME,
@@ -119,3 +119,20 @@ def test_a_schedule_never_fires_past_the_latest_time_a_job_may_run() -> None:
         schedule=yearly, next_fire_at=INSTANT_MAX, created_at=almost, updated_at=almost
     )
     assert plan_fires(record, INSTANT_MAX) is None
+
+
+@pytest.mark.parametrize(
+    "zone", ["localtime", "posixrules", "Factory", "right/UTC", "right/Europe/Paris", "posix/UTC"]
+)
+def test_a_time_zone_that_is_not_the_same_place_on_every_machine_is_refused(zone: str) -> None:
+    # 'localtime' is each machine's own zone and loads wherever /usr/share/zoneinfo has it;
+    # right/ counts leap seconds; posix/ is a second name for a canonical zone
+    refused = rf"^time zone '{zone}' (is|counts) .*: use an IANA name"
+    with pytest.raises(ValidationError, match=refused):
+        Schedule(name="report", cron="0 3 * * *", job=NewJob(kind="report"), timezone=zone)
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Europe/Paris", "America/Argentina/Buenos_Aires"])
+def test_a_canonical_time_zone_is_kept_as_given(zone: str) -> None:
+    schedule = Schedule(name="report", cron="0 3 * * *", job=NewJob(kind="report"), timezone=zone)
+    assert schedule.timezone == zone

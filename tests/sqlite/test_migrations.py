@@ -109,3 +109,47 @@ def test_every_migration_splits_into_whole_statements() -> None:
         assert split
         assert all(sqlite3.complete_statement(s) for s in split)
         assert sum(s.count("CREATE TABLE") for s in split) == migration.sql.count("CREATE TABLE")
+
+
+def test_the_failed_retention_upgrade_keeps_every_queues_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from awa.adapters.sqlite import migrations
+
+    path = tmp_path / "jobs.db"
+    with monkeypatch.context() as before:  # a file as the release before 0002 left it
+        before.setattr(migrations, "MIGRATIONS", MIGRATIONS[:1])
+        before.setattr(migrations, "LATEST_VERSION", 1)
+        SqliteStore(str(path)).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "INSERT INTO awa_queues (queue, dlq_enabled, finished_retention_us)"
+            " VALUES ('media', 1, 3600000000)"
+        )
+    with SqliteStore(str(path), clock=ManualClock()) as store:
+        [media] = store.queue_stats()
+        assert (media.dlq_enabled, media.finished_retention_s, media.failed_retention_s) == (
+            True,
+            3600.0,
+            None,
+        )
+    with sqlite3.connect(path) as conn:
+        indexes = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
+    assert {"jobs_completed_idx", "jobs_failed_idx"} <= indexes
+    assert "jobs_finished_idx" not in indexes
+
+
+@pytest.mark.parametrize(
+    ("statement", "index"),
+    [("delete_completed", "jobs_completed_idx"), ("delete_failed", "jobs_failed_idx")],
+)
+def test_each_retention_deletes_through_the_index_of_its_own_states(
+    tmp_path: Path, statement: str, index: str
+) -> None:
+    from awa.adapters.sqlite._sql import SQL
+
+    SqliteStore(str(tmp_path / "jobs.db")).close()
+    with sqlite3.connect(tmp_path / "jobs.db") as conn:
+        params = {"now": 0, "older_than": 1, "limit": 10}
+        plan = conn.execute("EXPLAIN QUERY PLAN " + SQL[statement], params).fetchall()
+    assert any(f"USING INDEX {index}" in row[-1] for row in plan), plan

@@ -49,6 +49,7 @@ from awa.domain import (
 )
 from awa.domain.defaults import CALLBACK_TIMEOUT_S, DEADLINE_S, STALENESS_S
 from awa.domain.rescue import rescue_cause
+from awa.domain.retention import Retention
 from awa.domain.validation import check_flag, check_queue, check_seconds
 from awa.ports import (
     BATCH_SIZE_MAX,
@@ -224,9 +225,9 @@ class StoreCore(abc.ABC):
         """Row 2 (``decisions.promote``) for due jobs, in ``(run_at, id)`` order."""
 
     @abc.abstractmethod
-    def _delete_finished(self, older_than_s: float, limit: int) -> int:
-        """Terminal jobs past their queue's ``finished_retention_s`` (``older_than_s`` where
-        the queue has none), oldest ``finalized_at`` first."""
+    def _delete_finished(self, retention: Retention, older_than_s: float, limit: int) -> int:
+        """Jobs in ``retained_states(retention)`` past their queue's ``retention.value``
+        setting (``older_than_s`` where the queue has none), oldest ``finalized_at`` first."""
 
     @abc.abstractmethod
     def _expire_dlq(self, older_than_s: float, limit: int) -> int:
@@ -274,6 +275,7 @@ class StoreCore(abc.ABC):
         dlq_enabled: bool | None,
         finished_retention_s: float | None,
         dlq_retention_s: float | None,
+        failed_retention_s: float | None,
     ) -> QueueSettings:
         """Store each setting that is not ``None`` (creating the queue's settings if it has
         none yet) and return them all, in one atomic step."""
@@ -511,9 +513,21 @@ class StoreCore(abc.ABC):
         check_limit(limit)
         return self._promote(limit)
 
-    def delete_finished(self, *, older_than_s: float, limit: int = 1000) -> int:
-        check_retention(older_than_s, limit)
-        return self._delete_finished(float(older_than_s), limit)
+    def delete_finished(
+        self, *, older_than_s: float, failed_older_than_s: float | None = None, limit: int = 1000
+    ) -> int:
+        check_retention(older_than_s, limit, failed_older_than_s)
+        default_s = {
+            Retention.COMPLETED: float(older_than_s),
+            Retention.FAILED: float(
+                older_than_s if failed_older_than_s is None else failed_older_than_s
+            ),
+        }
+        deleted = 0
+        for retention in Retention:  # one bounded statement each, within one batch in all
+            if deleted < limit:
+                deleted += self._delete_finished(retention, default_s[retention], limit - deleted)
+        return deleted
 
     def expire_dlq(self, *, older_than_s: float, limit: int = 1000) -> int:
         check_retention(older_than_s, limit)
@@ -719,19 +733,23 @@ class StoreCore(abc.ABC):
         dlq_enabled: bool | None = None,
         finished_retention_s: float | None = None,
         dlq_retention_s: float | None = None,
+        failed_retention_s: float | None = None,
     ) -> QueueSettings:
-        check_queue_settings(queue, dlq_enabled, finished_retention_s, dlq_retention_s)
+        check_queue_settings(
+            queue, dlq_enabled, finished_retention_s, dlq_retention_s, failed_retention_s
+        )
         return self._configure_queue(
             queue,
             dlq_enabled,
             None if finished_retention_s is None else float(finished_retention_s),
             None if dlq_retention_s is None else float(dlq_retention_s),
+            None if failed_retention_s is None else float(failed_retention_s),
         )
 
     def set_dlq_enabled(self, queue: str, enabled: bool) -> None:
         check_queue(queue)
         check_flag("enabled", enabled)
-        self._configure_queue(queue, enabled, None, None)
+        self._configure_queue(queue, enabled, None, None, None)
 
     def queue_stats(self) -> list[QueueStats]:
         return self._queue_stats()

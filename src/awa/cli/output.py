@@ -101,6 +101,7 @@ def stats_data(stats: QueueStats, now: datetime) -> dict[str, Any]:
             round(max((now - oldest).total_seconds(), 0.0), 3) if oldest else None
         ),
         "finished_retention_s": stats.finished_retention_s,
+        "failed_retention_s": stats.failed_retention_s,
         "dlq_retention_s": stats.dlq_retention_s,
     }
 

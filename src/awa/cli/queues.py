@@ -51,7 +51,13 @@ def add_parser(commands: Commands) -> None:
         "--finished-retention",
         type=duration,
         metavar="DURATION",
-        help="keep completed, failed and cancelled jobs this long (90, 15m, 12h, 7d)",
+        help="keep completed jobs this long (90, 15m, 12h, 7d)",
+    )
+    p.add_argument(
+        "--failed-retention",
+        type=duration,
+        metavar="DURATION",
+        help="keep failed and cancelled jobs (outside the DLQ) this long",
     )
     p.add_argument(
         "--dlq-retention", type=duration, metavar="DURATION", help="keep DLQ entries this long"
@@ -103,11 +109,11 @@ def _kept(seconds: float | None) -> str:
 
 
 def queue_config(args: argparse.Namespace, session: Session) -> None:
-    given = (args.dlq, args.finished_retention, args.dlq_retention)
+    given = (args.dlq, args.finished_retention, args.failed_retention, args.dlq_retention)
     if all(value is None for value in given):
         raise Refused(
-            "nothing to set: give --dlq on|off, --finished-retention or --dlq-retention"
-            " (`awa queue stats` shows the current settings)"
+            "nothing to set: give --dlq on|off, --finished-retention, --failed-retention or"
+            " --dlq-retention (`awa queue stats` shows the current settings)"
         )
     with session.client(args) as client:
         settings: QueueSettings = client.configure_queue(
@@ -115,13 +121,15 @@ def queue_config(args: argparse.Namespace, session: Session) -> None:
             dlq_enabled=args.dlq,
             finished_retention_s=args.finished_retention,
             dlq_retention_s=args.dlq_retention,
+            failed_retention_s=args.failed_retention,
         )
     if args.json:
         out.print_json(out.converter.unstructure(settings), session.stdout)
         return
     out.print_line(
         f"queue {settings.queue}: dead-letter queue {'on' if settings.dlq_enabled else 'off'};"
-        f" finished jobs kept {_kept(settings.finished_retention_s)}, dead letters kept"
+        f" completed jobs kept {_kept(settings.finished_retention_s)}, failed and cancelled"
+        f" jobs kept {_kept(settings.failed_retention_s)}, dead letters kept"
         f" {_kept(settings.dlq_retention_s)} (every worker reads these from the database)",
         session.stdout,
     )
@@ -153,7 +161,7 @@ def queue_stats(args: argparse.Namespace, session: Session) -> None:
         *(short.get(s, s) for s in states),
         "dlq",
         "oldest avail",
-        "keep done/dlq",
+        "keep done/failed/dlq",
     ]
     rows = (
         [
@@ -162,7 +170,7 @@ def queue_stats(args: argparse.Namespace, session: Session) -> None:
             *(str(d["counts"][s]) for s in states),
             f"{d['dlq_depth']}{'' if d['dlq_enabled'] else ' (off)'}",
             out.human_duration(d["oldest_available_age_s"]),
-            f"{_default(d['finished_retention_s'])}/{_default(d['dlq_retention_s'])}",
+            "/".join(_default(d[f"{kept}_retention_s"]) for kept in ("finished", "failed", "dlq")),
         ]
         for d in data
     )

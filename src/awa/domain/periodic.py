@@ -69,9 +69,32 @@ def check_schedule_name(name: object) -> str:
     return name
 
 
+#: zone names that load but do not mean one place's time on every machine, and why
+_NOT_A_PLACE = {
+    "localtime": "is each machine's own zone",
+    "posixrules": "is each machine's copy of some zone",
+    "Factory": "is the tz database's placeholder, no place's time",
+}
+#: folders of copies: ``right/`` zones count leap seconds, which cron times and the stores'
+#: clocks do not; ``posix/`` repeats the canonical zones under second names
+_COPIES = {
+    "right/": "counts leap seconds, which cron times do not",
+    "posix/": "is a second name of a canonical zone",
+}
+
+
 def _timezone(name: object) -> str:
+    """An IANA time zone name that means the same on every machine: ``zoneinfo`` loads it,
+    and it is neither one of ``_NOT_A_PLACE`` nor under ``_COPIES``."""
     if not isinstance(name, str) or not name or name.startswith(("/", ".")) or ".." in name:
         raise ValidationError(f"invalid time zone {name!r}: use an IANA name like 'Europe/Paris'")
+    why = _NOT_A_PLACE.get(name) or next(
+        (why for folder, why in _COPIES.items() if name.startswith(folder)), None
+    )
+    if why is not None:
+        raise ValidationError(
+            f"time zone {name!r} {why}: use an IANA name like 'Europe/Paris' or 'UTC'"
+        )
     try:
         ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):

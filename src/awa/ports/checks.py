@@ -245,8 +245,14 @@ def check_resolution(callback_id: object, resolution: object) -> None:
         )
 
 
-def check_retention(older_than_s: object, limit: object) -> None:
+def check_retention(
+    older_than_s: object, limit: object, failed_older_than_s: object = None
+) -> None:
+    """``delete_finished`` and ``expire_dlq``: ages (``failed_older_than_s`` may be ``None``)
+    and a batch."""
     check_seconds("older_than", older_than_s)
+    if failed_older_than_s is not None:
+        check_seconds("failed_older_than", failed_older_than_s)
     check_limit(limit)
 
 
@@ -257,21 +263,28 @@ def check_retry_at(run_at: object) -> datetime | None:
 
 
 def check_queue_settings(
-    queue: object, dlq_enabled: object, finished_retention_s: object, dlq_retention_s: object
+    queue: object,
+    dlq_enabled: object,
+    finished_retention_s: object,
+    dlq_retention_s: object,
+    failed_retention_s: object = None,
 ) -> None:
     """``configure_queue``: a queue and at least one setting; ``None`` leaves one as it is."""
     check_queue(queue)
     if dlq_enabled is not None:
         check_flag("dlq_enabled", dlq_enabled)
-    for name, seconds in (
+    retentions = (
         ("finished_retention", finished_retention_s),
+        ("failed_retention", failed_retention_s),
         ("dlq_retention", dlq_retention_s),
-    ):
+    )
+    for name, seconds in retentions:
         if seconds is not None:
             check_seconds(name, seconds, allow_zero=False)
-    if dlq_enabled is None and finished_retention_s is None and dlq_retention_s is None:
+    if dlq_enabled is None and all(seconds is None for _, seconds in retentions):
         raise ValidationError(
-            "nothing to configure: give dlq_enabled, finished_retention_s or dlq_retention_s"
+            "nothing to configure: give dlq_enabled, finished_retention_s, failed_retention_s"
+            " or dlq_retention_s"
         )
 
 

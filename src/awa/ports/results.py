@@ -83,13 +83,16 @@ class QueueSettings:
     """A queue's settings as the store holds them, shared by every process working the queue.
 
     A retention of ``None`` means the queue has none of its own: the maintenance leader's
-    ``RuntimeConfig`` default applies."""
+    ``RuntimeConfig`` default applies. ``finished_retention_s`` keeps the queue's completed
+    jobs, ``failed_retention_s`` its failed and cancelled ones outside the dead-letter queue
+    (``awa.domain.retention``), ``dlq_retention_s`` its dead-letter entries."""
 
     queue: str
     paused: bool = False
     dlq_enabled: bool = False
     finished_retention_s: float | None = None
     dlq_retention_s: float | None = None
+    failed_retention_s: float | None = None
 
 
 @attrs.frozen
@@ -115,6 +118,7 @@ class QueueStats:
     #: the queue's own retention periods (``QueueSettings``); ``None``: the leader's default
     finished_retention_s: float | None = None
     dlq_retention_s: float | None = None
+    failed_retention_s: float | None = None
     #: the states whose count is an estimate (a queue summary may estimate a large group of
     #: finished jobs); empty: every count is exact
     estimated: frozenset[JobState] = frozenset()

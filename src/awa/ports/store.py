@@ -143,10 +143,19 @@ class ClaimStore(Protocol):
         """Row 2 for up to ``limit`` due scheduled and retryable jobs."""
         ...
 
-    def delete_finished(self, *, older_than_s: float, limit: int = 1000) -> int:
-        """Retention: delete up to ``limit`` completed, failed or cancelled jobs (outside the
-        dead-letter queue) finalized longer ago than their queue's ``finished_retention_s``,
-        or ``older_than_s`` on a queue without one; returns how many."""
+    def delete_finished(
+        self,
+        *,
+        older_than_s: float,
+        failed_older_than_s: float | None = None,
+        limit: int = 1000,
+    ) -> int:
+        """Retention: delete up to ``limit`` finished jobs (outside the dead-letter queue)
+        past their retention (``awa.domain.retention``): completed jobs finalized longer ago
+        than their queue's ``finished_retention_s``, or ``older_than_s`` on a queue without
+        one; failed and cancelled jobs than its ``failed_retention_s``, or
+        ``failed_older_than_s`` (``None``: ``older_than_s``). Oldest first within each
+        retention; returns how many."""
         ...
 
     def expire_dlq(self, *, older_than_s: float, limit: int = 1000) -> int:
@@ -269,11 +278,13 @@ class ClaimStore(Protocol):
         dlq_enabled: bool | None = None,
         finished_retention_s: float | None = None,
         dlq_retention_s: float | None = None,
+        failed_retention_s: float | None = None,
     ) -> QueueSettings:
         """Store the settings given for ``queue`` (``None``: leave that one as it is) and
         return all its settings. ``dlq_enabled``: whether ``failed`` outcomes move to the
-        dead-letter queue; the retentions override the maintenance leader's defaults for this
-        queue. At least one setting must be given."""
+        dead-letter queue; the retentions (completed jobs, failed and cancelled ones,
+        dead-letter entries) override the maintenance leader's defaults for this queue. At
+        least one setting must be given."""
         ...
 
     def set_dlq_enabled(self, queue: str, enabled: bool) -> None:

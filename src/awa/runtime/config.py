@@ -7,6 +7,7 @@ import warnings
 import attrs
 
 from awa.domain import ValidationError
+from awa.domain.retention import DLQ_RETENTION_S, FAILED_RETENTION_S, FINISHED_RETENTION_S
 from awa.domain.validation import check_flag, check_queue, check_seconds, shown
 from awa.ports import BATCH_SIZE_MAX, DEFAULT_DEADLINE_S, DEFAULT_STALENESS_S
 
@@ -87,8 +88,11 @@ class RuntimeConfig:
 
     maintenance_interval_s: float = attrs.field(default=5.0, converter=_interval_s)
     deadline_grace_s: float = attrs.field(default=1.0, converter=_interval_s)
-    finished_retention_s: float = attrs.field(default=24 * 3600.0, converter=_interval_s)
-    dlq_retention_s: float = attrs.field(default=30 * 24 * 3600.0, converter=_interval_s)
+    #: completed jobs, failed and cancelled ones outside the dead-letter queue, and dead-letter
+    #: entries are deleted after these, on queues without their own (``awa.domain.retention``)
+    finished_retention_s: float = attrs.field(default=FINISHED_RETENTION_S, converter=_interval_s)
+    failed_retention_s: float = attrs.field(default=FAILED_RETENTION_S, converter=_interval_s)
+    dlq_retention_s: float = attrs.field(default=DLQ_RETENTION_S, converter=_interval_s)
     #: how often the leader counts every queue into the store's summary (the dashboard's and
     #: the metrics' counts, ``awa.ports.SummarizesQueues``); 0: never
     queue_summary_interval_s: float = attrs.field(default=10.0, converter=_summary_interval_s)

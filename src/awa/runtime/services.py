@@ -357,7 +357,11 @@ class MaintenanceService:
             return MaintenanceReport(leader=False), [], None
         rescued = store.rescue(staleness_s=self.staleness_s, limit=limit)
         promoted = store.promote(limit=limit)
-        deleted = store.delete_finished(older_than_s=cfg.finished_retention_s, limit=limit)
+        deleted = store.delete_finished(
+            older_than_s=cfg.finished_retention_s,
+            failed_older_than_s=cfg.failed_retention_s,
+            limit=limit,
+        )
         expired = store.expire_dlq(older_than_s=cfg.dlq_retention_s, limit=limit)
         stats: Sequence[QueueStats] | None = None
         if summarize and isinstance(store, SummarizesQueues):

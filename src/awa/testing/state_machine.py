@@ -59,6 +59,7 @@ from awa.domain import (
     retakes_unique_key,
 )
 from awa.domain.backoff import _JITTER_FRACTION, BACKOFF_MAX_S
+from awa.domain.retention import RETENTION_OF, Retention
 from awa.domain.states import TERMINAL_STATES
 from awa.domain.values import CallbackToken
 from awa.ports import (
@@ -606,9 +607,15 @@ def make_state_machine(
             dlq_enabled=st.sampled_from([None, True, False]),
             finished_s=st.sampled_from([None, 60, 3600]),
             dlq_s=st.sampled_from([None, 60, 3600]),
+            failed_s=st.sampled_from([None, None, 60, 3600]),
         )
         def configure_queue(
-            self, queue: str, dlq_enabled: bool | None, finished_s: int | None, dlq_s: int | None
+            self,
+            queue: str,
+            dlq_enabled: bool | None,
+            finished_s: int | None,
+            dlq_s: int | None,
+            failed_s: int | None,
         ) -> None:
             before = self.retention.get(
                 queue, QueueSettings(queue, dlq_enabled=queue in self.routed)
@@ -619,9 +626,10 @@ def make_state_machine(
                     dlq_enabled=dlq_enabled,
                     finished_retention_s=finished_s,
                     dlq_retention_s=dlq_s,
+                    failed_retention_s=failed_s,
                 )
             except ValidationError:
-                assert (dlq_enabled, finished_s, dlq_s) == (None, None, None)
+                assert (dlq_enabled, finished_s, dlq_s, failed_s) == (None, None, None, None)
                 return
             expected = attrs.evolve(
                 before,
@@ -631,35 +639,54 @@ def make_state_machine(
                 if finished_s is None
                 else float(finished_s),
                 dlq_retention_s=before.dlq_retention_s if dlq_s is None else float(dlq_s),
+                failed_retention_s=before.failed_retention_s
+                if failed_s is None
+                else float(failed_s),
             )
             assert settings == expected, f"{settings} stored, {expected} asked for"
             self.retention[queue] = settings
             (self.routed.add if settings.dlq_enabled else self.routed.discard)(queue)
 
-        def _kept_s(self, queue: str, older_than_s: int, dlq: bool) -> float:
-            """How long ``queue`` keeps finished jobs (dead letters): its own, or the default."""
+        def _kept_s(self, queue: str, default_s: float, setting: str) -> float:
+            """How long ``queue`` keeps what its ``setting`` (a ``QueueSettings`` retention)
+            covers: its own, or the default."""
             settings = self.retention.get(queue)
-            own = None
-            if settings is not None:
-                own = settings.dlq_retention_s if dlq else settings.finished_retention_s
-            return older_than_s if own is None else own
+            own = None if settings is None else getattr(settings, setting)
+            return default_s if own is None else float(own)
 
-        @rule(older_than_s=st.sampled_from([0, 100, 5000]))
-        def delete_finished(self, older_than_s: int) -> None:
+        @rule(
+            older_than_s=st.sampled_from([0, 100, 5000]),
+            failed_older_than_s=st.sampled_from([None, 0, 100, 5000]),
+        )
+        def delete_finished(self, older_than_s: int, failed_older_than_s: int | None) -> None:
             """Exactly the finished jobs past their queue's retention go (one at the very
-            cutoff may go or stay), and nothing else."""
+            cutoff may go or stay), and nothing else: completed jobs held to the queue's
+            finished retention, failed and cancelled ones to its failed one
+            (``awa.domain.retention``)."""
             now = self.clock.now()
             jobs, _ = self._all()
+            default_s = {
+                Retention.COMPLETED: older_than_s,
+                Retention.FAILED: older_than_s
+                if failed_older_than_s is None
+                else failed_older_than_s,
+            }
             past, at_cutoff = set(), set()
             for job in jobs.values():
                 if not job.state.is_terminal or job.finalized_at is None:
                     continue
-                cutoff = now - timedelta(seconds=self._kept_s(job.queue, older_than_s, False))
+                retention = RETENTION_OF[job.state]
+                kept_s = self._kept_s(job.queue, default_s[retention], retention.value)
+                cutoff = now - timedelta(seconds=kept_s)
                 if job.finalized_at < cutoff:
                     past.add(job.id)
                 elif job.finalized_at == cutoff:
                     at_cutoff.add(job.id)
-            deleted = self.store.delete_finished(older_than_s=older_than_s, limit=BATCH_SIZE_MAX)
+            deleted = self.store.delete_finished(
+                older_than_s=older_than_s,
+                failed_older_than_s=failed_older_than_s,
+                limit=BATCH_SIZE_MAX,
+            )
             after, _ = self._all()
             gone = set(jobs) - set(after)
             assert past <= gone <= past | at_cutoff, f"deleted {gone}, expected {past}"
@@ -673,7 +700,7 @@ def make_state_machine(
             entries = self.store.list_dlq(limit=BATCH_SIZE_MAX)
             past, at_cutoff = set(), set()
             for entry in entries:
-                kept_s = self._kept_s(entry.job.queue, older_than_s, True)
+                kept_s = self._kept_s(entry.job.queue, older_than_s, "dlq_retention_s")
                 cutoff = now - timedelta(seconds=kept_s)
                 if entry.dlq_at < cutoff:
                     past.add(entry.job.id)

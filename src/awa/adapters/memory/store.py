@@ -40,6 +40,7 @@ from awa.domain import (
 )
 from awa.domain.defaults import PRIORITY_RANGE
 from awa.domain.rescue import rescue_cause
+from awa.domain.retention import RETENTION_OF, Retention
 from awa.domain.unique import Blocked, answer_inserts, blocked_inserts, refuse_blocked
 from awa.domain.validation import check_seconds
 from awa.ports import (
@@ -104,6 +105,7 @@ class _QueueSettings:
     dlq_enabled: bool = False
     finished_retention_s: float | None = None
     dlq_retention_s: float | None = None
+    failed_retention_s: float | None = None
 
 
 @attrs.frozen
@@ -137,7 +139,8 @@ class MemoryStore(StoreCore, WorkerPresence):
         self._callbacks: dict[str, int] = {}  # pending callback id -> job id
         self._claim_order: dict[str, _SortedKeys] = {}  # queue -> (priority, run_at, id)
         self._due_order = _SortedKeys()  # scheduled and retryable: (run_at, id)
-        self._finished_order = _SortedKeys()  # terminal, outside the DLQ: (finalized_at, id)
+        # terminal, outside the DLQ, by retention: (finalized_at, id)
+        self._finished_order = {retention: _SortedKeys() for retention in Retention}
         self._live: set[int] = set()
         self._holders: dict[str, int] = {}  # unique key -> the job holding it
         self._schedules: dict[str, ScheduleRecord] = {}
@@ -204,7 +207,7 @@ class MemoryStore(StoreCore, WorkerPresence):
         if job.state.is_live:
             self._live.add(job.id)
         if job.finalized_at is not None:  # set exactly when the job is finished
-            self._finished_order.add((job.finalized_at, job.id))
+            self._finished_order[RETENTION_OF[job.state]].add((job.finalized_at, job.id))
 
     def _unindex(self, job: Job) -> None:
         if job.unique_key is not None and self._holders.get(job.unique_key) == job.id:
@@ -217,7 +220,7 @@ class MemoryStore(StoreCore, WorkerPresence):
             self._due_order.remove((job.run_at, job.id))
         self._live.discard(job.id)
         if job.finalized_at is not None:  # set exactly when the job is finished
-            self._finished_order.remove((job.finalized_at, job.id))
+            self._finished_order[RETENTION_OF[job.state]].remove((job.finalized_at, job.id))
 
     def _settings(self, queue: str) -> _QueueSettings:
         return self._queues.setdefault(queue, _QueueSettings())
@@ -383,11 +386,11 @@ class MemoryStore(StoreCore, WorkerPresence):
             self._available(promoted)
             return promoted
 
-    def _delete_finished(self, older_than_s: float, limit: int) -> int:
+    def _delete_finished(self, retention: Retention, older_than_s: float, limit: int) -> int:
         with self._tx():
-            cutoff, latest = self._retention_cutoffs(older_than_s, "finished_retention_s")
+            cutoff, latest = self._retention_cutoffs(older_than_s, retention.value)
             expired: list[int] = []
-            for finalized_at, job_id in self._finished_order.from_prefix(()):
+            for finalized_at, job_id in self._finished_order[retention].from_prefix(()):
                 if finalized_at >= latest or len(expired) == limit:
                     break
                 if finalized_at < cutoff(self._jobs[job_id].queue):
@@ -526,6 +529,7 @@ class MemoryStore(StoreCore, WorkerPresence):
         dlq_enabled: bool | None,
         finished_retention_s: float | None,
         dlq_retention_s: float | None,
+        failed_retention_s: float | None,
     ) -> QueueSettings:
         with self._tx():
             settings = self._settings(queue)
@@ -535,6 +539,8 @@ class MemoryStore(StoreCore, WorkerPresence):
                 settings.finished_retention_s = finished_retention_s
             if dlq_retention_s is not None:
                 settings.dlq_retention_s = dlq_retention_s
+            if failed_retention_s is not None:
+                settings.failed_retention_s = failed_retention_s
             return QueueSettings(queue, **attrs.asdict(settings))
 
     def _queue_stats(self) -> list[QueueStats]:
@@ -564,6 +570,7 @@ class MemoryStore(StoreCore, WorkerPresence):
                         ),
                         finished_retention_s=settings.finished_retention_s,
                         dlq_retention_s=settings.dlq_retention_s,
+                        failed_retention_s=settings.failed_retention_s,
                     )
                 )
             return stats

@@ -89,6 +89,7 @@ from awa.domain import (
     ScheduleRecord,
     decisions,
 )
+from awa.domain.retention import Retention
 from awa.domain.validation import INSTANT_MIN, check_seconds
 from awa.ports import (
     Applied,
@@ -125,6 +126,9 @@ MAINTENANCE_LEADERSHIP = "maintenance"
 #: finished jobs retention keeps
 FINISHED_EXACT_MAX = 50_000
 _STATES = {state.value: state for state in JobState}
+#: each retention's delete, over the states awa.domain.retention gives it
+#: (tests/contract/test_retention_sql.py)
+_DELETE_STATEMENT = {Retention.COMPLETED: "delete_completed", Retention.FAILED: "delete_failed"}
 
 
 class _Random(Protocol):
@@ -417,10 +421,10 @@ class PostgresStore(StoreCore, WorkerPresence):
             tx.wake(promoted)
             return promoted
 
-    def _delete_finished(self, older_than_s: float, limit: int) -> int:
+    def _delete_finished(self, retention: Retention, older_than_s: float, limit: int) -> int:
         params = {"now": self._now(), "older_than": timedelta(seconds=older_than_s), "limit": limit}
         with self._statement("deleting finished jobs") as cur:
-            cur.execute(SQL["delete_finished"], params)
+            cur.execute(SQL[_DELETE_STATEMENT[retention]], params)
             return cur.rowcount
 
     def _expire_dlq(self, older_than_s: float, limit: int) -> int:
@@ -556,12 +560,14 @@ class PostgresStore(StoreCore, WorkerPresence):
         dlq_enabled: bool | None,
         finished_retention_s: float | None,
         dlq_retention_s: float | None,
+        failed_retention_s: float | None,
     ) -> QueueSettings:
         params = {
             "queue": queue,
             "dlq_enabled": dlq_enabled,
             "finished_retention": _seconds(finished_retention_s),
             "dlq_retention": _seconds(dlq_retention_s),
+            "failed_retention": _seconds(failed_retention_s),
         }
         with self._statement("configuring a queue") as cur:
             row = cur.execute(SQL["configure_queue"], params).fetchone()
@@ -581,6 +587,7 @@ class PostgresStore(StoreCore, WorkerPresence):
                 oldest_available_at=read_time(oldest),
                 finished_retention_s=finished_retention_s,
                 dlq_retention_s=dlq_retention_s,
+                failed_retention_s=failed_retention_s,
             )
             for (
                 queue,
@@ -591,6 +598,7 @@ class PostgresStore(StoreCore, WorkerPresence):
                 oldest,
                 finished_retention_s,
                 dlq_retention_s,
+                failed_retention_s,
             ) in rows
         ]
 

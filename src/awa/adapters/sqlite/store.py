@@ -45,6 +45,7 @@ from awa.adapters.sqlite._rows import (
     write_params,
 )
 from awa.adapters.sqlite._sql import SQL
+from awa.adapters.sqlite.files import create_private
 from awa.adapters.sqlite.hints import HintPoller
 from awa.domain import (
     DatabaseError,
@@ -61,6 +62,7 @@ from awa.domain import (
     holds_unique_key,
 )
 from awa.domain.rescue import rescue_cause
+from awa.domain.retention import Retention
 from awa.domain.unique import Blocked, answer_inserts, blocked_inserts, refuse_blocked
 from awa.domain.validation import INSTANT_MIN, check_seconds
 from awa.ports import (
@@ -92,6 +94,9 @@ MAINTENANCE_LEADERSHIP = "maintenance"
 _HINTS_KEPT = 1000
 _PRUNE_EVERY = 256
 _STATES = {state.value: state for state in JobState}
+#: each retention's delete, over the states awa.domain.retention gives it
+#: (tests/contract/test_retention_sql.py)
+_DELETE_STATEMENT = {Retention.COMPLETED: "delete_completed", Retention.FAILED: "delete_failed"}
 
 
 def _seconds(stored_us: int | None) -> float | None:
@@ -148,6 +153,8 @@ class SqliteStore(StoreCore, WorkerPresence):
         if not create and path != MEMORY and not os.path.exists(path):
             raise DatabaseError(f"no SQLite database at {path} (`awa migrate` creates one)")
         with translate_errors("opening the SQLite database"):
+            if create and path != MEMORY:
+                create_private(path)  # 0600, before sqlite3 makes it 0644 (files.py)
             self._conn = self._connect()
             if path != MEMORY:
                 _use_wal(self._conn, self.busy_timeout_s)
@@ -309,9 +316,9 @@ class SqliteStore(StoreCore, WorkerPresence):
             tx.wake(promoted)
             return promoted
 
-    def _delete_finished(self, older_than_s: float, limit: int) -> int:
+    def _delete_finished(self, retention: Retention, older_than_s: float, limit: int) -> int:
         params = {"now": micros(self.clock.now()), "older_than": _us(older_than_s), "limit": limit}
-        return self._change("deleting finished jobs", "delete_finished", params)
+        return self._change("deleting finished jobs", _DELETE_STATEMENT[retention], params)
 
     def _expire_dlq(self, older_than_s: float, limit: int) -> int:
         params = {"now": micros(self.clock.now()), "older_than": _us(older_than_s), "limit": limit}
@@ -469,12 +476,14 @@ class SqliteStore(StoreCore, WorkerPresence):
         dlq_enabled: bool | None,
         finished_retention_s: float | None,
         dlq_retention_s: float | None,
+        failed_retention_s: float | None,
     ) -> QueueSettings:
         params = {
             "queue": queue,
             "dlq_enabled": None if dlq_enabled is None else int(dlq_enabled),
             "finished_retention_us": _us(finished_retention_s),
             "dlq_retention_us": _us(dlq_retention_s),
+            "failed_retention_us": _us(failed_retention_s),
         }
         with self._transaction("configuring a queue") as tx:
             row = tx.conn.execute(SQL["configure_queue"], params).fetchone()
@@ -505,6 +514,7 @@ class SqliteStore(StoreCore, WorkerPresence):
                     oldest_available_at=oldest.get(name),
                     finished_retention_s=setting.finished_retention_s,
                     dlq_retention_s=setting.dlq_retention_s,
+                    failed_retention_s=setting.failed_retention_s,
                 )
             )
         return stats
@@ -596,9 +606,14 @@ class SqliteStore(StoreCore, WorkerPresence):
 
 
 def _settings_of(row: Sequence[Any]) -> QueueSettings:
-    queue, paused, dlq_enabled, finished_us, dlq_us = row
+    queue, paused, dlq_enabled, finished_us, dlq_us, failed_us = row
     return QueueSettings(
-        queue, bool(paused), bool(dlq_enabled), _seconds(finished_us), _seconds(dlq_us)
+        queue,
+        bool(paused),
+        bool(dlq_enabled),
+        _seconds(finished_us),
+        _seconds(dlq_us),
+        _seconds(failed_us),
     )
 
 

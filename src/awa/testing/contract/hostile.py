@@ -182,14 +182,17 @@ class HostileInputContract(StoreFixtures):
         assert store.cancel(job.id).state is JobState.CANCELLED
 
     @_LAW
-    @given(finished=hostile_seconds, dead=hostile_seconds)
+    @given(finished=hostile_seconds, failed=hostile_seconds, dead=hostile_seconds)
     def test_hostile_retention_settings_are_refused_or_kept_exactly(
-        self, store: ClaimStore, finished: Any, dead: Any
+        self, store: ClaimStore, finished: Any, failed: Any, dead: Any
     ) -> None:
         before = {s.queue: s for s in store.queue_stats()}.get("kept")
         settings, refused = _one_line_refusal(
             lambda: store.configure_queue(
-                "kept", finished_retention_s=finished, dlq_retention_s=dead
+                "kept",
+                finished_retention_s=finished,
+                failed_retention_s=failed,
+                dlq_retention_s=dead,
             )
         )
         if refused:
@@ -197,11 +200,11 @@ class HostileInputContract(StoreFixtures):
             assert after == before, "a refused setting changed the queue"
             return
         stats = {s.queue: s for s in store.queue_stats()}["kept"]
-        for asked, kept in (
-            (finished, settings.finished_retention_s),
-            (dead, settings.dlq_retention_s),
+        for asked, kept, shown in (
+            (finished, settings.finished_retention_s, stats.finished_retention_s),
+            (failed, settings.failed_retention_s, stats.failed_retention_s),
+            (dead, settings.dlq_retention_s, stats.dlq_retention_s),
         ):
             if asked is not None:  # to the microsecond, the finest time a store keeps
                 assert kept == timedelta(seconds=asked).total_seconds()
-        assert stats.finished_retention_s == settings.finished_retention_s
-        assert stats.dlq_retention_s == settings.dlq_retention_s
+            assert shown == kept

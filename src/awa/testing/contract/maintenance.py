@@ -47,6 +47,34 @@ class MaintenanceContract(StoreFixtures):
         assert store.get_job(fresh.id).state is JobState.COMPLETED
         assert store.delete_finished(older_than_s=50) == 0
 
+    def test_a_failed_or_cancelled_job_outlives_a_completed_one_of_the_same_age(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        # awa.domain.retention: failed and cancelled jobs are held to failed_older_than_s
+        done = drive_to(store, clock, JobState.COMPLETED).job
+        failed = drive_to(store, clock, JobState.FAILED).job  # the DLQ is off: it stays a job
+        cancelled = drive_to(store, clock, JobState.CANCELLED).job
+        clock.advance(100)
+        assert store.delete_finished(older_than_s=50, failed_older_than_s=500) == 1
+        with pytest.raises(JobNotFound):
+            store.get_job(done.id)
+        assert store.get_job(failed.id).state is JobState.FAILED
+        assert store.get_job(cancelled.id).state is JobState.CANCELLED
+        clock.advance(400)
+        assert store.delete_finished(older_than_s=50, failed_older_than_s=500) == 0
+        clock.advance(0.000001)
+        assert store.delete_finished(older_than_s=50, failed_older_than_s=500) == 2
+        assert store.count_jobs() == 0
+
+    def test_both_retentions_together_stay_within_one_batch(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        for state in (JobState.COMPLETED, JobState.FAILED) * 2:
+            drive_to(store, clock, state)
+        clock.advance(100)
+        assert store.delete_finished(older_than_s=1, failed_older_than_s=1, limit=3) == 3
+        assert store.delete_finished(older_than_s=1, failed_older_than_s=1, limit=3) == 1
+
     def test_promote_is_bounded_and_takes_the_earliest_due_first(
         self, store: ClaimStore, clock: ManualClock
     ) -> None:

@@ -128,6 +128,49 @@ class QueueSettingsContract(StoreFixtures):
         with pytest.raises(JobNotFound):
             store.get_job(done)
 
+    def test_a_failed_retention_is_stored_apart_and_queue_stats_shows_it(
+        self, store: ClaimStore
+    ) -> None:
+        settings = store.configure_queue("mail", failed_retention_s=30 * DAY_S)
+        assert settings == QueueSettings("mail", failed_retention_s=30 * DAY_S)
+        store.configure_queue("mail", finished_retention_s=60, dlq_enabled=True)
+        [stats] = [s for s in store.queue_stats() if s.queue == "mail"]
+        assert (stats.finished_retention_s, stats.failed_retention_s) == (60.0, 30 * DAY_S)
+        assert stats.dlq_retention_s is None
+
+    def test_a_queue_holds_its_failed_and_cancelled_jobs_to_its_failed_retention(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        store.configure_queue("brief", failed_retention_s=10, finished_retention_s=1000)
+        done = _finished(store, "brief")
+        failed = _finished(store, "brief", Fail("x", terminal=True))
+        [cancelled] = store.insert([NewJob(kind="k", queue="brief")])
+        store.cancel(cancelled.id)
+        plain = _finished(store, "plain", Fail("x", terminal=True))
+        clock.advance(10)
+        assert store.delete_finished(older_than_s=100, failed_older_than_s=100) == 0
+        clock.advance(0.000001)
+        assert store.delete_finished(older_than_s=100, failed_older_than_s=100) == 2
+        for gone in (failed, cancelled.id):
+            with pytest.raises(JobNotFound):
+                store.get_job(gone)
+        assert {store.get_job(kept).id for kept in (done, plain)} == {done, plain}
+
+    def test_a_queues_finished_retention_leaves_its_failed_jobs_to_the_failed_default(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        # finished_retention_s keeps completed jobs only; failed ones wait for their own
+        store.configure_queue("brief", finished_retention_s=10)
+        done = _finished(store, "brief")
+        failed = _finished(store, "brief", Fail("x", terminal=True))
+        clock.advance(50)
+        assert store.delete_finished(older_than_s=100, failed_older_than_s=1000) == 1
+        with pytest.raises(JobNotFound):
+            store.get_job(done)
+        assert store.get_job(failed).id == failed
+        clock.advance(1000)
+        assert store.delete_finished(older_than_s=100, failed_older_than_s=1000) == 1
+
     def test_expire_dlq_holds_each_queue_to_its_own_retention(
         self, store: ClaimStore, clock: ManualClock
     ) -> None:

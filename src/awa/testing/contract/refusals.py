@@ -150,6 +150,7 @@ SCHEDULE = "invalid schedule name"
 NIGHTLY = Schedule(name="nightly", cron="0 3 * * *", job=NewJob(kind="report"))
 TAG = "tag"
 WINDOW = "summary window"
+NAN = float("nan")
 
 REFUSALS: tuple[Refusal, ...] = (
     # -- insert ------------------------------------------------------------------------------
@@ -270,6 +271,8 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("fire", "nothing", "FirePlan", None),
     _row("delete_finished", "negative age", OLDER, older_than_s=-1),
     _row("delete_finished", "limit 0", LIMIT, older_than_s=1, limit=0),
+    _row("delete_finished", "failed age NaN", OLDER, older_than_s=1, failed_older_than_s=NAN),
+    _row("delete_finished", "failed age a string", OLDER, older_than_s=1, failed_older_than_s="7d"),
     _row("expire_dlq", "age NaN", OLDER, older_than_s=float("nan")),
     _row("expire_dlq", "age a string", OLDER, older_than_s="30d"),
     _row("try_lead", "empty owner", LEADER, "", ttl_s=30),
@@ -358,6 +361,8 @@ REFUSALS: tuple[Refusal, ...] = (
     _row("configure_queue", "queue with spaces", QUEUE, "a queue", dlq_enabled=True),
     _row("configure_queue", "dlq_enabled a string", FLAG, "default", dlq_enabled="on"),
     _row("configure_queue", "finished retention 0", RETENTION, "default", finished_retention_s=0),
+    _row("configure_queue", "failed retention 0", RETENTION, "default", failed_retention_s=0),
+    _row("configure_queue", "failed retention -1", RETENTION, "dead", failed_retention_s=-1),
     _row("configure_queue", "dlq retention NaN", RETENTION, "dead", dlq_retention_s=float("nan")),
     _row("configure_queue", "retention of 5,000 digits", RETENTION, "dead", dlq_retention_s=HUGE),
     _row(

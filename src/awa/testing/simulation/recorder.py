@@ -327,8 +327,12 @@ class RecordingStore:
         self.note(f"fire {plan.name} -> {' '.join(str(j.id) for j in fired)}")
         return fired
 
-    def delete_finished(self, *, older_than_s: float, limit: int = 1000) -> int:
-        return self.store.delete_finished(older_than_s=older_than_s, limit=limit)
+    def delete_finished(
+        self, *, older_than_s: float, failed_older_than_s: float | None = None, limit: int = 1000
+    ) -> int:
+        return self.store.delete_finished(
+            older_than_s=older_than_s, failed_older_than_s=failed_older_than_s, limit=limit
+        )
 
     def expire_dlq(self, *, older_than_s: float, limit: int = 1000) -> int:
         return self.store.expire_dlq(older_than_s=older_than_s, limit=limit)

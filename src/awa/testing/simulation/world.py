@@ -326,6 +326,7 @@ class Simulation:
         config = RuntimeConfig(
             maintenance_interval_s=5,
             finished_retention_s=_TEN_YEARS_S,
+            failed_retention_s=_TEN_YEARS_S,
             dlq_retention_s=_TEN_YEARS_S,
             claim_batch_max=50,
         )

@@ -7,8 +7,9 @@
 -- Index: never a scan of the whole partition, which holds the retention's history (migration
 --   0011): jobs_done_queue_state_idx skipped from one (queue, state) to the next, each group
 --   counted in it up to exact_max + 1 entries, a group past exact_max estimated by
---   awa.finished_estimate; the window's ends from jobs_done_finished_idx, as many as finished
---   in it. summarize_queues runs it with sequential scans priced out (SET LOCAL): while the
+--   awa.finished_estimate; the window's ends from jobs_done_completed_idx and
+--   jobs_done_failed_idx (0012, one arm of the UNION each: a single scan would have to be of
+--   an index of every finished job), as many as finished in it. summarize_queues runs it with sequential scans priced out (SET LOCAL): while the
 --   window is a large share of the partition the planner would rather read it all, and that
 --   read grows with the history.
 WITH RECURSIVE finished_groups AS (
@@ -25,9 +26,15 @@ WITH RECURSIVE finished_groups AS (
 ),
 ended AS (
     SELECT d.queue, d.state, count(*) AS n
-    FROM awa.jobs_done AS d
-    WHERE d.state IN ('completed', 'failed', 'cancelled')
-      AND d.finalized_at > %(since)s::timestamptz AND d.finalized_at <= %(now)s::timestamptz
+    FROM (
+        SELECT c.queue, c.state FROM awa.jobs_done AS c
+        WHERE c.state = 'completed'
+          AND c.finalized_at > %(since)s::timestamptz AND c.finalized_at <= %(now)s::timestamptz
+        UNION ALL
+        SELECT f.queue, f.state FROM awa.jobs_done AS f
+        WHERE f.state IN ('failed', 'cancelled')
+          AND f.finalized_at > %(since)s::timestamptz AND f.finalized_at <= %(now)s::timestamptz
+    ) AS d
     GROUP BY d.queue, d.state
 )
 SELECT g.queue, g.state,

@@ -18,7 +18,8 @@ WITH counts AS (
 )
 SELECT n.queue, coalesce(c.by_state, '{}'::jsonb), coalesce(d.depth, 0),
        coalesce(q.paused, false), coalesce(q.dlq_enabled, false), c.oldest_available_at,
-       extract(epoch FROM q.finished_retention)::float8, extract(epoch FROM q.dlq_retention)::float8
+       extract(epoch FROM q.finished_retention)::float8, extract(epoch FROM q.dlq_retention)::float8,
+       extract(epoch FROM q.failed_retention)::float8
 FROM names AS n
 LEFT JOIN counts AS c ON c.queue = n.queue
 LEFT JOIN dlq AS d ON d.queue = n.queue

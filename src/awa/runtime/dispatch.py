@@ -21,6 +21,7 @@ from typing import Any
 from awa.domain import Fail, Outcome, SerializationError
 from awa.domain import Job as JobRecord
 from awa.ports import Finish
+from awa.runtime import django_connections
 from awa.runtime.attempt_table import AttemptTable, PendingOutcome
 from awa.runtime.attempts import Attempt, AttemptEnded
 from awa.runtime.config import QueueConfig
@@ -134,11 +135,14 @@ class Dispatch:
         outcome: Outcome | None
         try:
             job = Job(attempt, args, self.services)
+            handler = task.handler
+            if django_connections.configured():
+                handler = django_connections.around_async(handler)
             if tracing_active():
                 with _span(attempt):
-                    returned = await task.handler(job)
+                    returned = await handler(job)
             else:  # not even an empty span: this runs once per job
-                returned = await task.handler(job)
+                returned = await handler(job)
             outcome = outcome_from_return(returned)
         except (AttemptEnded, asyncio.CancelledError):
             outcome = None
@@ -148,7 +152,7 @@ class Dispatch:
 
     def _run_sync(self, attempt: Attempt, task: Task, args: Any) -> Outcome | None:
         try:
-            with _span(attempt):
+            with _span(attempt), django_connections.recycled():
                 returned = task.handler(SyncJob(attempt, args, self.services))
             return outcome_from_return(returned)
         except AttemptEnded:

@@ -1,0 +1,116 @@
+"""A process for tests/runtime/test_django_connections.py (Django's settings are process-wide,
+so each case gets a process of its own): ``python tests/runtime/django_handlers.py CASE``.
+
+Two jobs run one after the other through ``awa.testing.TestClient`` (the real worker code, on
+one handler thread). Each handler notes whether its thread still held a Django connection
+when it began, then queries, which opens one. The process prints one JSON line:
+``{"held": [...], "threads": n, "states": [...], "django_imported": bool}``.
+
+Cases: ``sync`` and ``async`` (through ``sync_to_async``) with ``CONN_MAX_AGE`` 0;
+``sync-persistent`` (``CONN_MAX_AGE`` None); ``close-fails`` (Django's
+``close_old_connections`` raises); ``unconfigured`` (``django.db`` imported, no settings, the
+handler leaves Django alone); ``no-django`` (Django never imported).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import awa
+from awa.testing import TestClient
+
+
+@dataclass
+class Note:
+    n: int
+
+
+def configure(conn_max_age: int | None) -> None:
+    import django
+    from django.conf import settings
+
+    name = Path(tempfile.mkdtemp(prefix="awa-django-")) / "db.sqlite3"
+    settings.configure(
+        DATABASES={
+            "default": {
+                "ENGINE": "django.db.backends.sqlite3",
+                "NAME": str(name),
+                "CONN_MAX_AGE": conn_max_age,
+            }
+        },
+        USE_TZ=True,
+    )
+    django.setup()
+
+
+async def main(case: str) -> dict[str, Any]:
+    held: list[bool] = []
+    threads: set[str] = set()
+
+    def note() -> None:
+        from django.db import connection
+
+        threads.add(threading.current_thread().name)
+        held.append(connection.connection is not None)
+        with connection.cursor() as cur:
+            cur.execute("SELECT 1")
+
+    if case == "no-django":
+        pass
+    elif case == "unconfigured":
+        import django.db  # imported, never configured
+    else:
+        configure(None if case == "sync-persistent" else 0)
+    if case == "close-fails":
+        import django.db
+
+        def refuse(**_: object) -> None:
+            raise RuntimeError("the database went away")
+
+        django.db.close_old_connections = refuse
+
+    tc = TestClient()
+    if case == "async":
+        from asgiref.sync import sync_to_async
+
+        @tc.task(Note, kind="note")
+        async def note_async(job: awa.Job[Note]) -> None:
+            await sync_to_async(note)()
+
+    elif case in ("no-django", "unconfigured"):
+
+        @tc.task(Note, kind="note")
+        def plain(job: awa.SyncJob[Note]) -> None:
+            threads.add(threading.current_thread().name)
+
+        @tc.task(Note, kind="plain_async")
+        async def plain_async(job: awa.Job[Note]) -> None:
+            await asyncio.sleep(0)
+
+        await tc.insert(Note(0), kind="plain_async")
+    else:
+
+        @tc.task(Note, kind="note")
+        def note_sync(job: awa.SyncJob[Note]) -> None:
+            note()
+
+    for n in range(2):
+        await tc.insert(Note(n), kind="note")
+    results = await tc.work_all()
+    return {
+        "held": held,
+        "threads": len(threads),
+        "states": [result.state.value for result in results],
+        "django_imported": "django" in sys.modules,
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(asyncio.run(main(sys.argv[1]))))

@@ -10,6 +10,10 @@ Cases: ``sync`` and ``async`` (through ``sync_to_async``) with ``CONN_MAX_AGE`` 
 ``sync-persistent`` (``CONN_MAX_AGE`` None); ``close-fails`` (Django's
 ``close_old_connections`` raises); ``unconfigured`` (``django.db`` imported, no settings, the
 handler leaves Django alone); ``no-django`` (Django never imported).
+
+``busy-thread`` is a worker instead: one async handler holds asgiref's thread-sensitive
+thread (a ``sync_to_async`` call) while another async job, which never touches the database,
+runs; it prints ``{"completed_meanwhile": bool}``.
 """
 
 from __future__ import annotations
@@ -25,6 +29,9 @@ from typing import Any
 
 import awa
 from awa.testing import TestClient
+
+#: a bound on every wait, far beyond what a loaded machine needs
+WAIT_S = 20.0
 
 
 @dataclass
@@ -112,5 +119,43 @@ async def main(case: str) -> dict[str, Any]:
     }
 
 
+async def busy_thread() -> dict[str, Any]:
+    configure(0)
+    from asgiref.sync import sync_to_async
+
+    loop = asyncio.get_running_loop()
+    holding, release, released = asyncio.Event(), threading.Event(), threading.Event()
+    client = awa.AsyncClient(store=awa.MemoryStore())
+
+    def hold() -> None:
+        loop.call_soon_threadsafe(holding.set)
+        release.wait(2 * WAIT_S)  # past the test's own wait, so that it cannot end first
+        released.set()
+
+    @client.task(Note, kind="hold")
+    async def hold_thread(job: awa.Job[Note]) -> None:
+        await sync_to_async(hold)()
+
+    @client.task(Note, kind="note")
+    async def quick(job: awa.Job[Note]) -> None:
+        pass
+
+    await client.start([("default", 2)], poll_interval=0.01)
+    try:
+        await client.insert(Note(0), kind="hold")
+        await asyncio.wait_for(holding.wait(), WAIT_S)
+        job = await client.insert(Note(1), kind="note")
+        give_up = loop.time() + WAIT_S
+        while (await client.get_job(job.id)).state is not awa.JobState.COMPLETED:
+            if loop.time() > give_up:
+                return {"completed_meanwhile": False}
+            await asyncio.sleep(0.01)  # the poll period, not a synchronisation
+        return {"completed_meanwhile": not released.is_set()}
+    finally:
+        release.set()
+        await client.shutdown(timeout=WAIT_S)
+
+
 if __name__ == "__main__":
-    print(json.dumps(asyncio.run(main(sys.argv[1]))))
+    case = sys.argv[1]
+    print(json.dumps(asyncio.run(busy_thread() if case == "busy-thread" else main(case))))

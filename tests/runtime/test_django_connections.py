@@ -61,6 +61,13 @@ def test_a_failure_to_close_is_a_warning_and_the_jobs_complete() -> None:
     assert "RuntimeError: the database went away" in stderr
 
 
+def test_an_async_job_does_not_wait_for_the_thread_another_holds() -> None:
+    """The close after async handlers is queued on asgiref's shared thread, not awaited: a
+    job that never touches the database completes while another holds that thread."""
+    found, _ = _run("busy-thread")
+    assert found == {"completed_meanwhile": True}
+
+
 @pytest.mark.parametrize("case", ["unconfigured", "no-django"])
 def test_without_django_settings_handlers_run_as_before(case: str) -> None:
     found, _ = _run(case)

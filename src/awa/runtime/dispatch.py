@@ -80,6 +80,7 @@ class Dispatch:
         self.observers = observers
         self._on_outcome = on_outcome
         self._threads = ThreadPoolExecutor(handler_threads, thread_name_prefix="awa-handler")
+        self._django_shared_thread = django_connections.SharedThreadCloser()
 
     def start(self, config: QueueConfig, record: JobRecord, now: datetime) -> Attempt:
         """Run the handler of a job this process just claimed."""
@@ -135,19 +136,17 @@ class Dispatch:
         outcome: Outcome | None
         try:
             job = Job(attempt, args, self.services)
-            handler = task.handler
-            if django_connections.configured():
-                handler = django_connections.around_async(handler)
             if tracing_active():
                 with _span(attempt):
-                    returned = await handler(job)
+                    returned = await task.handler(job)
             else:  # not even an empty span: this runs once per job
-                returned = await handler(job)
+                returned = await task.handler(job)
             outcome = outcome_from_return(returned)
         except (AttemptEnded, asyncio.CancelledError):
             outcome = None
         except BaseException as exc:  # a handler's panic must not take the runtime down
             outcome = outcome_from_exception(exc)
+        self._django_shared_thread.handler_ended()
         self.done(attempt, outcome)
 
     def _run_sync(self, attempt: Attempt, task: Task, args: Any) -> Outcome | None:

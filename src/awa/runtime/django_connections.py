@@ -4,7 +4,7 @@ Django opens one connection per thread and counts on its request signals to clos
 that broke or outlived ``CONN_MAX_AGE`` (``django.db.close_old_connections``). A worker serves
 no requests, so without this a connection that a database restart broke stays on its thread
 for good, and every job that thread runs fails with ``OperationalError: the connection is
-closed``. Celery and procrastinate do the same around every task.
+closed``. Celery's Django support does the same around every task.
 
 It runs where the handler's own connections are: a sync handler's thread, and for an async
 handler asgiref's thread-sensitive thread, where ``sync_to_async`` and Django's async ORM run
@@ -15,14 +15,13 @@ opened none.
 
 from __future__ import annotations
 
-import functools
+import asyncio
 import logging
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
-__all__ = ["around_async", "configured", "recycled"]
+__all__ = ["SharedThreadCloser", "configured", "recycled"]
 
 log = logging.getLogger("awa.runtime")
 
@@ -54,23 +53,43 @@ def recycled() -> Iterator[None]:
         _close_old_connections()
 
 
-@functools.cache
-def _close_on_thread_sensitive_thread() -> Callable[[], Awaitable[None]]:
-    from asgiref.sync import sync_to_async  # comes with Django
+class SharedThreadCloser:
+    """Closes Django's old connections on asgiref's thread-sensitive thread after async
+    handlers end, without making them wait for it.
 
-    return sync_to_async(_close_old_connections, thread_sensitive=True)
+    That one thread runs every async handler's database calls, so waiting on it around each
+    handler would queue handlers that never touch the database behind those that do (and cut
+    a no-op async drain from about 15k to 5k jobs/s). Instead a handler's end queues a close
+    there, unless one is queued that has not started: every handler's calls are followed by a
+    close on their thread, ahead of any call made after it (the thread runs calls in order).
+    Nothing runs before an async handler: with ``CONN_MAX_AGE = 0``, which Django advises for
+    async code, the close after the last use already closed the connection, and with
+    ``CONN_HEALTH_CHECKS`` it made the next use check the connection first.
+    """
 
+    def __init__(self) -> None:
+        self._queued = False
+        self._closing: set[asyncio.Task[None]] = set()
 
-def around_async(handler: Callable[[Any], Awaitable[Any]]) -> Callable[[Any], Awaitable[Any]]:
-    """``handler`` with Django's old connections closed before and after it on asgiref's
-    thread-sensitive thread (for a process where ``configured()``)."""
-    close = _close_on_thread_sensitive_thread()
+    def handler_ended(self) -> None:
+        """An async handler returned or raised (on the event loop)."""
+        if self._queued or not configured():
+            return
+        self._queued = True
+        task = asyncio.get_running_loop().create_task(self._close())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
 
-    async def recycling(job: Any) -> Any:
-        await close()
+    def _close_now(self) -> None:  # on the thread-sensitive thread
+        self._queued = False  # a handler ending from now on needs a close after this one
+        _close_old_connections()
+
+    async def _close(self) -> None:
+        from asgiref.sync import sync_to_async  # comes with Django
+
         try:
-            return await handler(job)
+            await sync_to_async(self._close_now, thread_sensitive=True)()
+        except Exception:  # asgiref refused the call: the next handler's end tries again
+            log.warning("closing Django's old database connections failed", exc_info=True)
         finally:
-            await close()
-
-    return recycling
+            self._queued = False

@@ -62,8 +62,8 @@ class SharedThreadCloser:
     a no-op async drain from about 15k to 5k jobs/s). Instead a handler's end queues a close
     there, unless one is queued that has not started: every handler's calls are followed by a
     close on their thread, ahead of any call made after it (the thread runs calls in order).
-    Nothing runs before an async handler: with ``CONN_MAX_AGE = 0``, which Django advises for
-    async code, the close after the last use already closed the connection, and with
+    Nothing runs before an async handler: with ``CONN_MAX_AGE = 0``, which Django advises under
+    ASGI, the close after the last use already closed the connection, and with
     ``CONN_HEALTH_CHECKS`` it made the next use check the connection first.
     """
 

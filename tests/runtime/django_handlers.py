@@ -7,13 +7,17 @@ when it began, then queries, which opens one. The process prints one JSON line:
 ``{"held": [...], "threads": n, "states": [...], "django_imported": bool}``.
 
 Cases: ``sync`` and ``async`` (through ``sync_to_async``) with ``CONN_MAX_AGE`` 0;
-``sync-persistent`` (``CONN_MAX_AGE`` None); ``close-fails`` (Django's
-``close_old_connections`` raises); ``unconfigured`` (``django.db`` imported, no settings, the
+``sync-persistent`` (``CONN_MAX_AGE`` None); ``close-fails`` (closing a connection
+raises); ``unconfigured`` (``django.db`` imported, no settings, the
 handler leaves Django alone); ``no-django`` (Django never imported).
 
 ``busy-thread`` is a worker instead: one async handler holds asgiref's thread-sensitive
 thread (a ``sync_to_async`` call) while another async job, which never touches the database,
 runs; it prints ``{"completed_meanwhile": bool}``.
+
+``test-transaction`` is a Django test case's async test: inside the test's ``atomic()`` block,
+``async_to_sync`` runs a ``TestClient`` whose async handler queries through ``sync_to_async``
+(so on the test's own thread); it prints ``{"states": [...], "transaction_intact": bool}``.
 """
 
 from __future__ import annotations
@@ -72,16 +76,16 @@ async def main(case: str) -> dict[str, Any]:
     if case == "no-django":
         pass
     elif case == "unconfigured":
-        import django.db  # imported, never configured
+        import django.db  # noqa: F401  (imported, never configured)
     else:
         configure(None if case == "sync-persistent" else 0)
     if case == "close-fails":
-        import django.db
+        from django.db.backends.base.base import BaseDatabaseWrapper
 
-        def refuse(**_: object) -> None:
+        def refuse(self: object) -> None:
             raise RuntimeError("the database went away")
 
-        django.db.close_old_connections = refuse
+        BaseDatabaseWrapper.close_if_unusable_or_obsolete = refuse  # type: ignore[method-assign]
 
     tc = TestClient()
     if case == "async":
@@ -156,6 +160,42 @@ async def busy_thread() -> dict[str, Any]:
         await client.shutdown(timeout=WAIT_S)
 
 
+def test_transaction() -> dict[str, Any]:
+    configure(0)
+    from asgiref.sync import async_to_sync, sync_to_async
+    from django.db import connection, transaction
+
+    def query() -> None:
+        with connection.cursor() as cur:
+            cur.execute("SELECT 1")
+
+    tc = TestClient()
+
+    @tc.task(Note, kind="note")
+    async def note_async(job: awa.Job[Note]) -> None:
+        await sync_to_async(query)()
+
+    async def test_body() -> list[str]:
+        await tc.insert(Note(0), kind="note")
+        results = await tc.work_all()
+        await sync_to_async(query)()  # after the close the job's end queued on this thread
+        return [result.state.value for result in results]
+
+    with transaction.atomic():  # what a Django TestCase holds around each test
+        query()
+        states = async_to_sync(test_body)()
+        try:
+            query()
+        except Exception as exc:
+            return {"states": states, "transaction_intact": False, "error": repr(exc)}
+        return {"states": states, "transaction_intact": connection.in_atomic_block}
+
+
 if __name__ == "__main__":
     case = sys.argv[1]
-    print(json.dumps(asyncio.run(busy_thread() if case == "busy-thread" else main(case))))
+    if case == "busy-thread":
+        print(json.dumps(asyncio.run(busy_thread())))
+    elif case == "test-transaction":
+        print(json.dumps(test_transaction()))
+    else:
+        print(json.dumps(asyncio.run(main(case))))

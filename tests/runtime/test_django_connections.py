@@ -68,6 +68,14 @@ def test_an_async_job_does_not_wait_for_the_thread_another_holds() -> None:
     assert found == {"completed_meanwhile": True}
 
 
+def test_a_connection_in_an_open_transaction_is_left_alone() -> None:
+    """A Django test case's async test runs an async handler through ``awa.testing``: the
+    handler's queries, and the close after it, run on the test's thread, whose connection
+    holds the test's transaction; closing it would break the rest of the test."""
+    found, _ = _run("test-transaction")
+    assert found == {"states": ["completed"], "transaction_intact": True}
+
+
 @pytest.mark.parametrize("case", ["unconfigured", "no-django"])
 def test_without_django_settings_handlers_run_as_before(case: str) -> None:
     found, _ = _run(case)

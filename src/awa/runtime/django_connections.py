@@ -33,12 +33,18 @@ def configured() -> bool:
 
 
 def _close_old_connections() -> None:
-    """Django's ``close_old_connections()`` for the calling thread's connections; a failure
-    is logged, never the job's: the handler's outcome stands."""
+    """Django's ``close_old_connections()`` for the calling thread's connections, but for
+    those in an open transaction (``atomic()``): those belong to code that is still using
+    them, such as a Django test case whose async test runs a handler through
+    ``awa.testing`` (that handler's ``sync_to_async`` runs on the test's own thread): for
+    the same reason Django's test client closes nothing around the requests it makes. A
+    failure is logged, never the job's: the handler's outcome stands."""
     if not configured():
         return
     try:
-        sys.modules["django.db"].close_old_connections()
+        for connection in sys.modules["django.db"].connections.all(initialized_only=True):
+            if not connection.in_atomic_block:
+                connection.close_if_unusable_or_obsolete()
     except Exception:
         log.warning("closing Django's old database connections failed", exc_info=True)
 

@@ -18,7 +18,8 @@ green run) and are skipped locally with the reason.
 
 Isolation: one database migrated once per session; every test starts from empty tables
 (``TRUNCATE ... RESTART IDENTITY``, a few milliseconds, so ids start at 1 as in the memory
-store). Tests that need a database of their own (migrations, unmigrated) get a fresh one.
+store). Tests that need a database of their own (migrations, unmigrated) get a fresh one;
+tests that restart the server (``own_cluster``) get a server of their own, from (2).
 """
 
 from __future__ import annotations

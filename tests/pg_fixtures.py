@@ -18,7 +18,8 @@ green run) and are skipped locally with the reason.
 
 Isolation: one database migrated once per session; every test starts from empty tables
 (``TRUNCATE ... RESTART IDENTITY``, a few milliseconds, so ids start at 1 as in the memory
-store). Tests that need a database of their own (migrations, unmigrated) get a fresh one.
+store). Tests that need a database of their own (migrations, unmigrated) get a fresh one;
+tests that restart the server (``own_cluster``) get a server of their own, from (2).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ __all__ = [
     "create_database",
     "empty_database",
     "migrate_before",
+    "own_cluster",
     "pg_clean_url",
     "pg_pool",
     "pg_server_url",
@@ -96,6 +98,7 @@ class LocalCluster:
             os.chown(self.base, user.pw_uid, user.pw_gid)
             self.as_user = ["runuser", "-u", "postgres", "--"]
         self.durable = durable
+        self.url = ""  # the maintenance database's, once started
 
     def _run(self, *args: str) -> None:
         result = subprocess.run([*self.as_user, *args], capture_output=True, text=True, timeout=120)
@@ -121,7 +124,16 @@ class LocalCluster:
             str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l", str(self.base / "server.log"),
             "-w", "-t", "60", "-o", " ".join(options), "start",
         )  # fmt: skip
-        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+        self.url = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+        return self.url
+
+    def restart(self) -> None:
+        """``pg_ctl restart`` in fast mode: every client is disconnected (its open
+        transactions rolled back) and the server is back on the same port when this returns."""
+        self._run(
+            str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l", str(self.base / "server.log"),
+            "-w", "-t", "60", "-m", "fast", "restart",
+        )  # fmt: skip
 
     def stop(self) -> None:
         try:
@@ -173,6 +185,28 @@ def pg_server_url() -> Iterator[str]:
         yield container.get_connection_url()
     finally:
         container.stop()
+
+
+@pytest.fixture(scope="module")
+def own_cluster() -> Iterator[LocalCluster]:
+    """A started PostgreSQL server for one test module alone, for tests that restart or stop
+    it (the session's server is shared). It needs the local binaries, whatever
+    ``AWA_TEST_DATABASE_URL`` says; stopped and removed when the module's tests end."""
+    bindir = _bindir()
+    if bindir is None:
+        _unavailable("no PostgreSQL binaries for a cluster of the test's own")
+        return
+    cluster = LocalCluster(bindir)
+    try:
+        cluster.start()
+    except (OSError, RuntimeError, KeyError, subprocess.SubprocessError) as exc:
+        shutil.rmtree(cluster.base, ignore_errors=True)
+        _unavailable(f"local cluster from {bindir}: {exc}")
+        return
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 def _with_dbname(url: str, dbname: str) -> str:

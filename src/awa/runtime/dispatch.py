@@ -21,6 +21,7 @@ from typing import Any
 from awa.domain import Fail, Outcome, SerializationError
 from awa.domain import Job as JobRecord
 from awa.ports import Finish
+from awa.runtime import django_connections
 from awa.runtime.attempt_table import AttemptTable, PendingOutcome
 from awa.runtime.attempts import Attempt, AttemptEnded
 from awa.runtime.config import QueueConfig
@@ -79,6 +80,7 @@ class Dispatch:
         self.observers = observers
         self._on_outcome = on_outcome
         self._threads = ThreadPoolExecutor(handler_threads, thread_name_prefix="awa-handler")
+        self._django_shared_thread = django_connections.SharedThreadCloser()
 
     def start(self, config: QueueConfig, record: JobRecord, now: datetime) -> Attempt:
         """Run the handler of a job this process just claimed."""
@@ -144,11 +146,12 @@ class Dispatch:
             outcome = None
         except BaseException as exc:  # a handler's panic must not take the runtime down
             outcome = outcome_from_exception(exc)
+        self._django_shared_thread.handler_ended()
         self.done(attempt, outcome)
 
     def _run_sync(self, attempt: Attempt, task: Task, args: Any) -> Outcome | None:
         try:
-            with _span(attempt):
+            with _span(attempt), django_connections.recycled():
                 returned = task.handler(SyncJob(attempt, args, self.services))
             return outcome_from_return(returned)
         except AttemptEnded:

@@ -8,8 +8,12 @@ one batched statement writes them back (``_PgTransaction``). The claim, insert, 
 complete-many hot paths compute their single transition in SQL, with the same values as the
 domain.
 
-Time is the database's ``now()`` unless a clock is injected, whose time is then bound as a
+Time is the database's clock unless a clock is injected, whose time is then bound as a
 parameter: worker hosts need not agree about the time, and tests expire leases without sleeping.
+It is read when the statement takes effect (``clock_timestamp()`` once its rows are locked,
+``time_after_locks.sqlpart``), never as ``now()``, the start of a transaction that may then have
+waited seconds for a lock: a heartbeat, deadline or run_at stamped with that start would be
+stale the moment it was written.
 """
 
 from __future__ import annotations
@@ -226,7 +230,7 @@ class PostgresStore(StoreCore, WorkerPresence):
         return applied
 
     def _now(self) -> datetime | None:
-        """The injected clock's time, bound into SQL; ``None`` lets SQL use ``now()``."""
+        """The injected clock's time, bound into SQL; ``None`` lets SQL read the database's."""
         return self.clock.now() if self.clock is not None else None
 
     @contextmanager
@@ -769,8 +773,11 @@ class _PgTransaction:
         return self._locked("lock_jobs_matching", params)
 
     def lock_schedules(self, names: Sequence[str]) -> dict[str, ScheduleRecord]:
-        self.cur.execute(SQL["lock_schedules"], {"now": self._injected_now, "names": list(names)})
-        records = [schedule_from_row(row, _DLQ_PREFIX) for row in self.cur.fetchall()]
+        params = {"now": self._injected_now, "names": list(names)}
+        rows = self.cur.execute(SQL["lock_schedules"], params).fetchall()
+        if rows and self._now is None:
+            self._now = utc(rows[0][0])
+        records = [schedule_from_row(row, _DLQ_PREFIX) for row in rows]
         return {record.name: record for record in records}
 
     def rescue_candidates(self, staleness_s: float, limit: int) -> list[Locked]:

@@ -23,7 +23,7 @@ import psycopg
 import pytest
 
 from awa.adapters.postgres import PostgresStore
-from awa.domain import Fail, Job, JobState, NewJob, Schedule, Snooze, WaitForCallback
+from awa.domain import Complete, Fail, Job, JobState, NewJob, Schedule, Snooze, WaitForCallback
 from awa.domain.values import CallbackToken
 from awa.ports import Applied, Finish, Heartbeat, WriteResult
 
@@ -153,6 +153,20 @@ def test_a_heartbeat_behind_a_table_lock_stamps_the_time_it_took_effect(
         heartbeat_at = _applied([result]).heartbeat_at
         assert heartbeat_at is not None
         assert heartbeat_at >= released_at
+
+
+def test_a_completion_that_waited_for_its_row_stamps_the_time_it_took_effect(
+    store: PostgresStore, holder: psycopg.Connection[Any]
+) -> None:
+    job = _running(store)
+    done, released_at = _after_a_wait(
+        holder,
+        *_lock_row(job),
+        lambda: store.finish([Finish(job.lease, Complete(), claimed=job)]),
+    )
+    finalized_at = _applied(done).finalized_at
+    assert finalized_at is not None
+    assert finalized_at >= released_at
 
 
 def test_a_snooze_that_waited_for_its_row_counts_from_the_time_it_took_effect(

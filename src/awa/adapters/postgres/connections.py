@@ -10,7 +10,12 @@ connection) gets:
   kernel notices a peer that vanished: an idle connection whose peer is gone fails at once when
   next used instead of hanging, and sent data that stays unacknowledged breaks the connection;
 * on the store's own pool, a server-side **statement timeout** (``statement_timeout``), so a
-  statement stuck behind a lock ends with a clear error and the connection stays usable.
+  statement stuck behind a lock ends with a clear error and the connection stays usable;
+* on the store's own pool, a server-side **idle-in-transaction timeout**
+  (``idle_in_transaction_session_timeout``) and the server's own **TCP keepalives**
+  (``tcp_keepalives_*``): the server learns of a vanished client only from its own socket, two
+  hours later by the kernel's default, and meanwhile a transaction the client abandoned keeps
+  its row locks. The server now ends such a session within seconds.
 
 None of these sees every silent failure: a userspace proxy or middlebox that keeps the TCP
 session alive but forwards nothing makes the kernel acknowledge every byte. So every call also
@@ -48,6 +53,7 @@ from awa.redaction import redact
 __all__ = [
     "CALL_TIMEOUT_S_DEFAULT",
     "CONNECT_TIMEOUT_S_DEFAULT",
+    "IDLE_IN_TRANSACTION_TIMEOUT_S_DEFAULT",
     "KEEPALIVES_COUNT",
     "KEEPALIVES_IDLE_S",
     "KEEPALIVES_INTERVAL_S",
@@ -75,6 +81,10 @@ CONNECT_TIMEOUT_S_DEFAULT = 5.0
 STATEMENT_TIMEOUT_S_DEFAULT = 10.0
 #: a store call's bound: waiting for a pooled connection, then using it, each at most this long
 CALL_TIMEOUT_S_DEFAULT = 15.0
+#: the server ends a store session left idle inside a transaction this long: awa never pauses
+#: a transaction of its own for more than moments, so such a session is one its client
+#: abandoned (the watchdog, a crash, a partition), and its row locks hold other writes back
+IDLE_IN_TRANSACTION_TIMEOUT_S_DEFAULT = 15.0
 #: an idle connection is probed after this many seconds of silence ...
 KEEPALIVES_IDLE_S = 10
 #: ... every this many seconds ...
@@ -93,6 +103,7 @@ class Bounds:
     connect_timeout_s: float = CONNECT_TIMEOUT_S_DEFAULT
     statement_timeout_s: float | None = STATEMENT_TIMEOUT_S_DEFAULT
     call_timeout_s: float = CALL_TIMEOUT_S_DEFAULT
+    idle_in_transaction_timeout_s: float | None = IDLE_IN_TRANSACTION_TIMEOUT_S_DEFAULT
 
     @classmethod
     def checked(
@@ -100,10 +111,12 @@ class Bounds:
         connect_timeout_s: object = CONNECT_TIMEOUT_S_DEFAULT,
         statement_timeout_s: object = STATEMENT_TIMEOUT_S_DEFAULT,
         call_timeout_s: object = CALL_TIMEOUT_S_DEFAULT,
+        idle_in_transaction_timeout_s: object = IDLE_IN_TRANSACTION_TIMEOUT_S_DEFAULT,
     ) -> Bounds:
         """The bounds, refused with a ``ValidationError`` unless each is a positive number of
-        seconds (``statement_timeout_s`` may be ``None``: the server's own setting) and the
-        client-side bound leaves the server's cancel room to come first."""
+        seconds (``statement_timeout_s`` and ``idle_in_transaction_timeout_s`` may be
+        ``None``: the server's own setting) and the client-side bound leaves the server's
+        cancel room to come first."""
         connect = check_seconds("connect_timeout_s", connect_timeout_s, allow_zero=False)
         call = check_seconds("call_timeout_s", call_timeout_s, allow_zero=False)
         statement = None
@@ -115,7 +128,12 @@ class Bounds:
                     f" ({statement:g}), so that the server cancels a slow statement before the"
                     " client abandons its connection"
                 )
-        return cls(connect, statement, call)
+        idle = None
+        if idle_in_transaction_timeout_s is not None:
+            idle = check_seconds(
+                "idle_in_transaction_timeout_s", idle_in_transaction_timeout_s, allow_zero=False
+            )
+        return cls(connect, statement, call, idle)
 
     @property
     def connect_timeout(self) -> str:
@@ -155,12 +173,26 @@ def connect_options(conninfo: str, kwargs: dict[str, Any], bounds: Bounds) -> di
 
 
 def session_options(conninfo: str, bounds: Bounds) -> str:
-    """libpq's ``options`` for the store's pool: the URL's own, then UTC and the statement
-    timeout (later ``-c`` settings win)."""
-    parts = [_params(conninfo).get("options") or "", "-c TimeZone=UTC"]
+    """libpq's ``options`` for the store's pool: the server's TCP keepalives (which the URL's
+    own options may change), the URL's options, then UTC, the statement timeout and the
+    idle-in-transaction timeout (later ``-c`` settings win)."""
+    parts = [
+        f"-c tcp_keepalives_idle={KEEPALIVES_IDLE_S}",
+        f"-c tcp_keepalives_interval={KEEPALIVES_INTERVAL_S}",
+        f"-c tcp_keepalives_count={KEEPALIVES_COUNT}",
+        _params(conninfo).get("options") or "",
+        "-c TimeZone=UTC",
+    ]
     if bounds.statement_timeout_s is not None:
-        parts.append(f"-c statement_timeout={math.ceil(bounds.statement_timeout_s * 1000)}")
+        parts.append(f"-c statement_timeout={_ms(bounds.statement_timeout_s)}")
+    if bounds.idle_in_transaction_timeout_s is not None:
+        idle = _ms(bounds.idle_in_transaction_timeout_s)
+        parts.append(f"-c idle_in_transaction_session_timeout={idle}")
     return " ".join(part for part in parts if part)
+
+
+def _ms(seconds: float) -> int:
+    return math.ceil(seconds * 1000)
 
 
 def connector(

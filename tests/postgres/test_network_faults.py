@@ -443,6 +443,25 @@ def test_a_server_that_never_answers_fails_within_the_connect_timeout(
     assert took_s < 2.0 + SLACK_S
 
 
+def test_a_call_the_pool_had_no_connection_for_says_none_could_be_made(
+    proxy: TcpProxy, proxied_url: str
+) -> None:
+    """The server vanished after the pool's first connection: that one is abandoned as silent,
+    the pool's new ones never open, and the next call says that no connection could be made
+    (not that they were all in use, nor that a server refused)."""
+    with PostgresStore(proxied_url, **QUICK) as store:
+        store.list_jobs()
+        proxy.black_hole(new="ignore")
+        assert not _works(store.list_jobs)  # its connection went silent and was abandoned
+        error, _ = timed(store.list_jobs)
+    assert isinstance(error, DatabaseError)
+    assert str(error).startswith(
+        "listing jobs failed: no connection from the pool within 1s: no connection could be"
+        f" made: cannot connect to PostgreSQL at 127.0.0.1:{proxy.port}: "
+    )
+    assert "timeout" in str(error)
+
+
 def test_a_malformed_url_is_refused_without_its_password() -> None:
     with pytest.raises(DatabaseError, match="malformed") as raised:
         PostgresStore("postgresql://bob:s3%zzcret@127.0.0.1/x")  # a bad %-escape

@@ -25,6 +25,13 @@ its descriptor). The call blocked in psycopg's ``wait()`` then fails at once, th
 reported as a ``DatabaseError`` that says what happened, the pool discards the broken
 connection, and, because a silent connection suggests its siblings on the same path are silent
 too, the pool is drained so that every idle connection is replaced.
+
+After its server refused connections for a while (a connection storm, a restart), the pool
+would wait out psycopg_pool's doubling reconnect backoff, up to 16 s and more, while a fresh
+connection succeeded at once: the attempts sleeping in that backoff held the pool's slots, so
+no call could make it try sooner. A store's own pool gives up a run of attempts after
+``RECONNECT_TIMEOUT_S`` and, if a call is waiting, starts a new one at once (``reconnect_soon``):
+attempts stay about a second apart for as long as the server refuses.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from __future__ import annotations
 import atexit
 import math
 import os
+import re
 import socket
 import threading
 import time
@@ -57,6 +65,7 @@ __all__ = [
     "KEEPALIVES_COUNT",
     "KEEPALIVES_IDLE_S",
     "KEEPALIVES_INTERVAL_S",
+    "RECONNECT_TIMEOUT_S",
     "STATEMENT_TIMEOUT_S_DEFAULT",
     "WATCHDOG",
     "Bounds",
@@ -69,6 +78,7 @@ __all__ = [
     "close_at_exit",
     "connect_options",
     "connector",
+    "reconnect_soon",
     "redact",
     "session_options",
     "unreachable",
@@ -91,6 +101,9 @@ KEEPALIVES_IDLE_S = 10
 KEEPALIVES_INTERVAL_S = 5
 #: ... and declared dead after this many unanswered probes
 KEEPALIVES_COUNT = 3
+#: a store's own pool retries a failed connection with psycopg_pool's backoff (1 s, doubling)
+#: for this long, then starts again from the first delay if a call waits (``reconnect_soon``)
+RECONNECT_TIMEOUT_S = 2.0
 
 Connect = Callable[[], psycopg.Connection[Any]]
 Pool = ConnectionPool[Any]
@@ -239,6 +252,24 @@ def unreachable(conninfo: str, kwargs: dict[str, Any], exc: BaseException) -> Da
     """One line for a failed connection: host, port and the driver's reason, no password."""
     reason = redact(_one_line(exc), [conninfo])
     return DatabaseError(f"cannot connect to PostgreSQL at {where(conninfo, kwargs)}: {reason}")
+
+
+# libpq puts the server's own error after its severity: the server answered, and refused
+_SERVER_REFUSAL = re.compile(r"\b(FATAL|PANIC|ERROR):")
+
+
+def refused_by_server(exc: BaseException) -> bool:
+    """Whether a failed connection reached a server that refused it (too many clients, a
+    database closed to connections, authentication) rather than no server at all."""
+    return isinstance(exc, psycopg.Error) and bool(_SERVER_REFUSAL.search(str(exc)))
+
+
+def reconnect_soon(pool: Pool) -> None:
+    """psycopg_pool's ``reconnect_failed``: a run of attempts to open a connection gave up
+    (after ``RECONNECT_TIMEOUT_S``). If a call is waiting for a connection, the pool grows for
+    it again at once (``check`` does so when it has room), from the first delay on."""
+    if pool.get_stats().get("requests_waiting", 0):
+        pool.check()
 
 
 # -- the watchdog ----------------------------------------------------------------------------
@@ -472,6 +503,8 @@ class PoolCalls:
         self._reached = not probe_first
         self._acquire_s = min(pool.timeout, bounds.call_timeout_s)
         self._drained_at = 0.0
+        self._lent = 0  # connections handed out to calls and not yet back
+        self._lent_lock = threading.Lock()
 
     @contextmanager
     def connection(self, action: str, *, bounded: bool = True) -> Iterator[psycopg.Connection[Any]]:
@@ -482,7 +515,7 @@ class PoolCalls:
             self._check_reachable(action)
         acquired = False
         try:
-            with self._pool.connection(timeout=self._acquire_s) as conn:
+            with self._pool.connection(timeout=self._acquire_s) as conn, self._lending():
                 acquired = self._reached = True
                 if not bounded:
                     yield conn
@@ -502,6 +535,16 @@ class PoolCalls:
                 raise
             raise self._explain(action, exc) from exc
 
+    @contextmanager
+    def _lending(self) -> Iterator[None]:
+        with self._lent_lock:
+            self._lent += 1
+        try:
+            yield
+        finally:
+            with self._lent_lock:
+                self._lent -= 1
+
     def _check_reachable(self, action: str) -> None:
         try:
             self._probe().close()
@@ -509,14 +552,31 @@ class PoolCalls:
             raise DatabaseError(f"{action} failed: {exc}") from exc.__cause__
 
     def _explain(self, action: str, exc: PoolTimeout) -> DatabaseError:
-        waited = f"no connection from the pool within {self._acquire_s:g}s"
+        """Why no pooled connection came, from a new connection's fate and the pool's state:
+        none could be made, the server refused it, all were in use, or the pool was still
+        reopening connections after failed attempts while a new one succeeds."""
+        waited = f"{action} failed: no connection from the pool within {self._acquire_s:g}s"
         try:
             self._probe().close()
-        except DatabaseError as unreachable_error:
-            return DatabaseError(f"{action} failed: {waited}: {unreachable_error}")
+        except DatabaseError as failed:
+            if refused_by_server(failed.__cause__ or failed):
+                return DatabaseError(f"{waited}: the server refuses new connections: {failed}")
+            return DatabaseError(f"{waited}: no connection could be made: {failed}")
         except psycopg.Error:  # the server answers, but not to this probe: the pool's error
-            pass
-        else:
-            size = self._pool.get_stats().get("pool_size", "?")
-            waited += f", though the server answers (are all {size} connections in use?)"
-        return DatabaseError(f"{action} failed: {waited}")
+            return DatabaseError(f"{waited}: {type(exc).__name__}: {exc}")
+        size = self._pool.max_size
+        with self._lent_lock:
+            lent = self._lent
+        if lent >= size:
+            return DatabaseError(f"{waited}: all {size} of its connections were in use")
+        failures = self._pool.get_stats().get("connections_errors", 0)
+        if failures:
+            return DatabaseError(
+                f"{waited}: {lent} of its {size} connections were in use, and it was still"
+                f" opening the others again after failed attempts ({failures} so far), though"
+                " a new connection succeeds now"
+            )
+        return DatabaseError(
+            f"{waited}: {lent} of its {size} connections were in use by this store's calls;"
+            " the others were in use elsewhere (a pool shared with other code?)"
+        )

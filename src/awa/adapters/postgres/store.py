@@ -60,12 +60,14 @@ from awa.adapters.postgres.connections import (
     CALL_TIMEOUT_S_DEFAULT,
     CONNECT_TIMEOUT_S_DEFAULT,
     IDLE_IN_TRANSACTION_TIMEOUT_S_DEFAULT,
+    RECONNECT_TIMEOUT_S,
     STATEMENT_TIMEOUT_S_DEFAULT,
     Bounds,
     PoolCalls,
     close_at_exit,
     connect_options,
     connector,
+    reconnect_soon,
     session_options,
 )
 from awa.adapters.postgres.enqueue import insert_on
@@ -192,6 +194,8 @@ class PostgresStore(StoreCore, WorkerPresence):
                 open=False,
                 name="awa",
                 timeout=bounds.call_timeout_s,
+                reconnect_timeout=RECONNECT_TIMEOUT_S,
+                reconnect_failed=reconnect_soon,
             )
             self._owns_pool = True
             with translate_errors("opening the connection pool"):

@@ -13,6 +13,7 @@ for the lock (``pg_stat_activity``).
 
 from __future__ import annotations
 
+import asyncio
 import random
 import threading
 from collections.abc import Callable, Iterator
@@ -23,6 +24,7 @@ import attrs
 import psycopg
 import pytest
 
+import awa
 from awa.adapters.memory import ManualClock
 from awa.adapters.postgres import PostgresStore
 from awa.adapters.postgres._sql import SQL
@@ -420,3 +422,52 @@ def test_a_row_held_past_the_wait_is_left_unwritten_not_stale(
         holder.rollback()
         [again] = store.finish([finishes[1]])  # written again once the row is free
         assert isinstance(again, Applied), again
+
+
+def test_a_worker_completes_its_other_jobs_while_one_of_their_rows_is_held(
+    pg_clean_url: str, holder: psycopg.Connection[Any]
+) -> None:
+    """The issue's lone worker, end to end: one running job's row is held by another session
+    (as by a transaction its connection abandoned) while all its handlers end together; every
+    other job is completed while the row is still held, and the held one once it is let go."""
+    count = 20
+
+    async def story() -> None:
+        with PostgresStore(pg_clean_url, held_row_wait_s=0.2) as store:
+            client = awa.AsyncClient(store=store)
+            started: list[int] = []
+            all_started, ended = asyncio.Event(), asyncio.Event()
+
+            @client.task(dict, kind="k")
+            async def handle(job: awa.Job[dict[str, Any]]) -> None:
+                started.append(job.id)
+                if len(started) == count:
+                    all_started.set()
+                await ended.wait()
+
+            jobs = await client.insert_many([awa.InsertSpec(args={}, kind="k")] * count)
+            await client.start([("default", count)])
+            await asyncio.wait_for(all_started.wait(), 10)
+            held = jobs[count // 2]
+            _hold(holder, "jobs", held.id)
+            ended.set()
+            others = [job.id for job in jobs if job.id != held.id]
+            await _until_async(lambda: _all_completed(store, others), 10)
+            assert store.get_job(held.id).state is JobState.RUNNING  # still held
+            holder.rollback()
+            await _until_async(lambda: _all_completed(store, [held.id]), 10)
+            await client.shutdown()
+
+    asyncio.run(story())
+
+
+def _all_completed(store: PostgresStore, ids: list[int]) -> bool:
+    return all(store.get_job(job_id).state is JobState.COMPLETED for job_id in ids)
+
+
+async def _until_async(condition: Callable[[], bool], timeout_s: float) -> None:
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + timeout_s
+    while not condition():
+        assert loop.time() < give_up, f"not within {timeout_s}s"
+        await asyncio.sleep(0.02)  # the poll period, not a synchronisation

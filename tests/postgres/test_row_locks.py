@@ -52,9 +52,14 @@ STALENESS_S = 90.0
 @pytest.fixture
 def store(pg_clean_url: str, clock: ManualClock) -> Iterator[PostgresStore]:
     """A store whose statements give up after two seconds: one that waited for a row it
-    should have skipped fails instead of hanging."""
+    should have skipped fails instead of hanging. A fenced write waits for its held row
+    almost as long."""
     with PostgresStore(
-        pg_clean_url, clock=clock, rng=random.Random(0), statement_timeout_s=2.0
+        pg_clean_url,
+        clock=clock,
+        rng=random.Random(0),
+        statement_timeout_s=2.0,
+        held_row_wait_s=1.9,
     ) as opened:
         yield opened
 

@@ -35,8 +35,9 @@ CALLBACK_TIMEOUT_S = 600.0
 
 @pytest.fixture
 def store(pg_clean_url: str) -> Iterator[PostgresStore]:
-    """The database's clock, as in production."""
-    with PostgresStore(pg_clean_url, rng=random.Random(0)) as opened:
+    """The database's clock, as in production; a held row is waited for long enough that the
+    holder lets it go first, however slow the machine."""
+    with PostgresStore(pg_clean_url, rng=random.Random(0), held_row_wait_s=8.0) as opened:
         opened.ping()  # the schema check happens now, not behind the held lock
         yield opened
 

@@ -5,7 +5,7 @@ path) first locks its rows with ``SKIP LOCKED`` and commits what it locked at on
 another session holds (a rescue or cancel in progress, or a connection abandoned mid-transaction
 whose server session still holds its lock) is left out of that first pass, and its job's
 requests are then written on their own, each job in its own transaction that waits for the row
-(``FOR UPDATE``, as a single write always did) for at most ``held_row_wait_s`` in all. Before,
+(``FOR UPDATE``, as every write did before) for at most ``held_row_wait_s`` in all. Before,
 one held row made every batch that included it wait out the statement timeout and fail, so the
 worker's other finishes were never written and their jobs were rescued as stale.
 

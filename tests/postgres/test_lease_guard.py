@@ -1,8 +1,9 @@
 """The lease guard is load-bearing: each write path holds it in exactly one statement
-(``lock_leases.sql`` for the general path; ``complete_many.sql`` and
-``complete_many_claimed.sql`` for the completion hot path, through their shared part) and
-nothing downstream repeats it, so breaking it there lets a late finish through. These tests
-break it on purpose and watch the damage."""
+(``lock_free_leases.sql`` for the general path's batch, ``lock_leases.sql`` when it waits for a
+held row or registers a callback, both through their shared part; ``complete_many.sql`` and
+``complete_many_claimed.sql`` for the completion hot path, through theirs) and nothing
+downstream repeats it, so breaking it there lets a late write through. These tests break it on
+purpose and watch the damage."""
 
 from __future__ import annotations
 
@@ -16,14 +17,18 @@ from awa.domain.transitions import Trigger, allowed_from
 from awa.ports import Applied, Finish, Stale, StaleReason
 
 GUARDS = {
+    "lock_free_leases": "AND j.run_lease = g.run_lease",
     "lock_leases": "AND j.run_lease = g.run_lease",
     "complete_many": "AND j.run_lease = c.run_lease",
     "complete_many_claimed": "AND j.run_lease = c.run_lease",
 }
 # the general path is taken by any outcome but Complete; the hot path by Complete, reading
-# back whole rows, or only what an attempt changes when the finish carries its claimed job
-OUTCOMES: dict[str, Outcome] = {
-    "lock_leases": Snooze(10),
+# back whole rows, or only what an attempt changes when the finish carries its claimed job;
+# registering a callback locks its one lease waiting (lock_leases.sql, as the retry of a
+# batch's held row does)
+OUTCOMES: dict[str, Outcome | None] = {
+    "lock_free_leases": Snooze(10),
+    "lock_leases": None,
     "complete_many": Complete(),
     "complete_many_claimed": Complete(),
 }
@@ -40,8 +45,11 @@ def _late_finish_after_rescue_and_reclaim(
     clock.advance(3600)
     [second] = store.claim("default", limit=1)
     assert second.run_lease == first.run_lease + 1
+    outcome = OUTCOMES[statement]
+    if outcome is None:
+        return store.register_callback(first.lease)
     claimed = first if statement == "complete_many_claimed" else None
-    return store.finish([Finish(first.lease, OUTCOMES[statement], claimed=claimed)])[0]
+    return store.finish([Finish(first.lease, outcome, claimed=claimed)])[0]
 
 
 @pytest.mark.parametrize("statement", list(GUARDS))
@@ -65,7 +73,9 @@ def test_without_the_guard_a_late_finish_ends_someone_elses_attempt(
     monkeypatch.setitem(SQL, statement, SQL[statement].replace(GUARDS[statement], ""))
     result = _late_finish_after_rescue_and_reclaim(store, clock, statement)
     assert isinstance(result, Applied), "breaking the guard must be visible"
-    assert store.get_job(1).state is not JobState.RUNNING  # the damage the guard prevents
+    # the damage the guard prevents: the new attempt ended, or a callback parked on it
+    job = store.get_job(1)
+    assert job.state is not JobState.RUNNING or job.callback_id is not None
 
 
 def test_the_completion_hot_path_guards_the_only_state_the_table_allows() -> None:

@@ -160,6 +160,12 @@ def test_every_connection_the_store_opens_has_keepalives_and_timeouts(
         with store.pool.connection() as conn:
             assert conn.execute("SHOW statement_timeout").fetchone() == ("10s",)
             assert conn.execute("SHOW TimeZone").fetchone() == ("UTC",)
+            # the server's side: it ends an abandoned transaction, and notices a dead client
+            assert conn.execute("SHOW idle_in_transaction_session_timeout").fetchone() == ("15s",)
+            assert conn.execute("SHOW tcp_keepalives_idle").fetchone() == (str(KEEPALIVES_IDLE_S),)
+            interval = conn.execute("SHOW tcp_keepalives_interval").fetchone()
+            assert interval == (str(KEEPALIVES_INTERVAL_S),)
+            assert conn.execute("SHOW tcp_keepalives_count").fetchone() == (str(KEEPALIVES_COUNT),)
 
 
 def test_the_url_overrides_keepalive_settings_and_keeps_its_options(pg_clean_url: str) -> None:
@@ -176,6 +182,20 @@ def test_the_url_overrides_keepalive_settings_and_keeps_its_options(pg_clean_url
             assert conn.execute("SHOW statement_timeout").fetchone() == ("0",)
 
 
+def test_the_url_may_change_the_servers_keepalives_and_none_keeps_its_idle_timeout(
+    pg_clean_url: str,
+) -> None:
+    url = make_conninfo(pg_clean_url, options="-c tcp_keepalives_idle=60")
+    with (
+        PostgresStore(url, idle_in_transaction_timeout_s=None) as store,
+        store.pool.connection() as conn,
+    ):
+        idle = conn.execute("SHOW tcp_keepalives_idle").fetchone()
+        assert idle in {("60",), ("0",)}  # 0 on a Unix socket, where the server ignores it
+        timeout = conn.execute("SHOW idle_in_transaction_session_timeout").fetchone()
+        assert timeout == ("0",)
+
+
 @pytest.mark.parametrize(
     ("bounds", "refusal"),
     [
@@ -184,6 +204,8 @@ def test_the_url_overrides_keepalive_settings_and_keeps_its_options(pg_clean_url
         ({"connect_timeout_s": -1}, "connect_timeout_s must be > 0"),
         ({"statement_timeout_s": float("nan")}, "statement_timeout_s must be > 0"),
         ({"call_timeout_s": "15"}, "call_timeout_s must be a number"),
+        ({"idle_in_transaction_timeout_s": 0}, "idle_in_transaction_timeout_s must be > 0"),
+        ({"held_row_wait_s": -1}, "held_row_wait_s must be > 0"),
     ],
 )
 def test_bounds_that_make_no_sense_are_refused(bounds: dict[str, Any], refusal: str) -> None:
@@ -192,8 +214,48 @@ def test_bounds_that_make_no_sense_are_refused(bounds: dict[str, Any], refusal: 
 
 
 def test_bounds_default_to_a_few_seconds() -> None:
-    assert Bounds.checked() == Bounds(5.0, 10.0, 15.0)
+    assert Bounds.checked() == Bounds(5.0, 10.0, 15.0, 15.0)
     assert Bounds.checked(statement_timeout_s=None).statement_timeout_s is None
+    assert Bounds.checked(idle_in_transaction_timeout_s=None).idle_in_transaction_timeout_s is None
+
+
+def test_the_server_ends_a_transaction_whose_client_went_silent(
+    proxy: TcpProxy, proxied_url: str, store: PostgresStore
+) -> None:
+    """The issue's wedge began here: a worker's connection was black-holed mid-transaction
+    and the server, which learns of a vanished client only from its own socket (two hours by
+    the kernel's default), kept the transaction and its row lock. A session of the store's own
+    pool (its connection options, through the proxy) holds a job's row, its network goes
+    silent, and the server ends the session within its idle-in-transaction timeout."""
+    [job] = store.insert([NewJob(kind="k")])
+    with PostgresStore(proxied_url, idle_in_transaction_timeout_s=0.5, **QUICK) as abandoning:
+        options = dict(abandoning.pool.kwargs or {})
+    client = psycopg.connect(proxied_url, **options)  # autocommit, as the pool's
+    try:
+        client.execute("BEGIN")
+        client.execute("SELECT 1 FROM awa.jobs WHERE id = %s FOR UPDATE", [job.id])
+        pid = client.info.backend_pid
+        proxy.black_hole()  # the client can neither commit nor roll back now
+        with psycopg.connect(store.pool.conninfo, autocommit=True) as other:
+
+            def row_free() -> bool:
+                try:
+                    other.execute(
+                        "SELECT 1 FROM awa.jobs WHERE id = %s FOR UPDATE NOWAIT", [job.id]
+                    )
+                except psycopg.errors.LockNotAvailable:
+                    return False
+                return True
+
+            until(row_free, "the abandoned transaction's row lock released", 0.5 + SLACK_S)
+
+            def session_gone() -> bool:
+                found = other.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", [pid])
+                return found.fetchone() is None
+
+            until(session_gone, "the abandoned session ended", SLACK_S)
+    finally:
+        client.close()
 
 
 # -- the server's statement timeout and the client's watchdog ------------------------------
@@ -379,6 +441,25 @@ def test_a_server_that_never_answers_fails_within_the_connect_timeout(
     assert f"cannot connect to PostgreSQL at 127.0.0.1:{proxy.port}: " in str(error)
     assert "timeout" in str(error)
     assert took_s < 2.0 + SLACK_S
+
+
+def test_a_call_the_pool_had_no_connection_for_says_none_could_be_made(
+    proxy: TcpProxy, proxied_url: str
+) -> None:
+    """The server vanished after the pool's first connection: that one is abandoned as silent,
+    the pool's new ones never open, and the next call says that no connection could be made
+    (not that they were all in use, nor that a server refused)."""
+    with PostgresStore(proxied_url, **QUICK) as store:
+        store.list_jobs()
+        proxy.black_hole(new="ignore")
+        assert not _works(store.list_jobs)  # its connection went silent and was abandoned
+        error, _ = timed(store.list_jobs)
+    assert isinstance(error, DatabaseError)
+    assert str(error).startswith(
+        "listing jobs failed: no connection from the pool within 1s: no connection could be"
+        f" made: cannot connect to PostgreSQL at 127.0.0.1:{proxy.port}: "
+    )
+    assert "timeout" in str(error)
 
 
 def test_a_malformed_url_is_refused_without_its_password() -> None:

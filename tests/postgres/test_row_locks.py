@@ -2,7 +2,9 @@
 
 Claimers and maintainers skip it (``SKIP LOCKED``) and return at once with the rest; a verb
 that must decide about that very row waits for it, then decides on what was committed (``FOR
-UPDATE``), so a decision is never written over a change it did not see.
+UPDATE``), so a decision is never written over a change it did not see. A batch of fenced
+writes (heartbeats, finishes, completions) does both: it writes the rows it can lock at once,
+then waits for each held row on its own, so one held row delays only its own job's write.
 
 Nothing here is timed. A skipping verb that waited instead would run into the store's short
 statement timeout and raise; a waiting verb is let go only once the server shows it waiting
@@ -11,6 +13,7 @@ for the lock (``pg_stat_activity``).
 
 from __future__ import annotations
 
+import asyncio
 import random
 import threading
 from collections.abc import Callable, Iterator
@@ -21,6 +24,7 @@ import attrs
 import psycopg
 import pytest
 
+import awa
 from awa.adapters.memory import ManualClock
 from awa.adapters.postgres import PostgresStore
 from awa.adapters.postgres._sql import SQL
@@ -34,11 +38,12 @@ from awa.domain import (
     JobState,
     NewJob,
     Schedule,
+    Snooze,
     Unique,
     WaitForCallback,
 )
 from awa.domain.values import CallbackToken
-from awa.ports import Applied, Finish, Heartbeat, Stale, StaleReason
+from awa.ports import Applied, Finish, Heartbeat, PartlyWritten, Stale, StaleReason
 
 T = TypeVar("T")
 STALENESS_S = 90.0
@@ -47,9 +52,14 @@ STALENESS_S = 90.0
 @pytest.fixture
 def store(pg_clean_url: str, clock: ManualClock) -> Iterator[PostgresStore]:
     """A store whose statements give up after two seconds: one that waited for a row it
-    should have skipped fails instead of hanging."""
+    should have skipped fails instead of hanging. A fenced write waits for its held row
+    almost as long."""
     with PostgresStore(
-        pg_clean_url, clock=clock, rng=random.Random(0), statement_timeout_s=2.0
+        pg_clean_url,
+        clock=clock,
+        rng=random.Random(0),
+        statement_timeout_s=2.0,
+        held_row_wait_s=1.9,
     ) as opened:
         yield opened
 
@@ -67,11 +77,15 @@ def _hold(holder: psycopg.Connection[Any], table: str, job_id: int) -> None:
 
 
 def _after_commit(
-    holder: psycopg.Connection[Any], change: str, params: Any, action: Callable[[], T]
+    holder: psycopg.Connection[Any],
+    change: str,
+    params: Any,
+    action: Callable[[], T],
+    while_held: Callable[[], object] = lambda: None,
 ) -> T | BaseException:
     """Run ``action`` in a thread while ``holder`` changes a row it holds, let the holder
-    commit once the server shows ``action`` waiting for that row, and return what ``action``
-    returned or raised."""
+    commit once the server shows ``action`` waiting for that row (after ``while_held``, which
+    looks at what is committed meanwhile), and return what ``action`` returned or raised."""
     holder.execute(change, params)
     outcome: list[T | BaseException] = []
 
@@ -92,8 +106,11 @@ def _after_commit(
             if (row and row[0]) or not worker.is_alive():
                 break
             watcher.execute("SELECT pg_sleep(0.01)")
-    holder.commit()
-    worker.join()
+    try:
+        while_held()
+    finally:
+        holder.commit()
+        worker.join()
     return outcome[0]
 
 
@@ -287,3 +304,175 @@ def test_a_retry_decides_on_the_key_holder_committed_while_it_waited(
     outcome = _after_commit(holder, _CANCEL, [duplicate.id], lambda: store.retry(failed.id))
     assert not isinstance(outcome, BaseException), outcome  # the holder let the key go
     assert store.get_job(failed.id).state is JobState.AVAILABLE
+
+
+# -- a batch of fenced writes: one held row delays only its own job's write -------------------
+
+_HOLD = "SELECT 1 FROM awa.jobs WHERE id = %s FOR UPDATE"
+S = JobState
+
+
+@pytest.fixture
+def patient_store(pg_clean_url: str, clock: ManualClock) -> Iterator[PostgresStore]:
+    """A store that waits long enough for a held row that the test can look at what was
+    committed meanwhile before it lets the row go."""
+    with PostgresStore(
+        pg_clean_url,
+        clock=clock,
+        rng=random.Random(0),
+        statement_timeout_s=20.0,
+        call_timeout_s=30.0,
+        held_row_wait_s=15.0,
+    ) as opened:
+        yield opened
+
+
+def _states(store: PostgresStore, jobs: list[Any]) -> list[JobState]:
+    return [store.get_job(job.id).state for job in jobs]
+
+
+@pytest.mark.parametrize("claimed", [True, False], ids=["claimed", "whole-rows"])
+def test_a_held_row_delays_only_its_own_completion(
+    patient_store: PostgresStore, holder: psycopg.Connection[Any], claimed: bool
+) -> None:
+    """The issue's wedge: a connection abandoned mid-transaction kept one job's row locked, and
+    every completion batch that included it waited out the statement timeout and failed."""
+    store = patient_store
+    jobs = [_running(store) for _ in range(3)]
+    held = jobs[1]
+    finishes = [Finish(job.lease, Complete(), claimed=job if claimed else None) for job in jobs]
+    seen: list[list[JobState]] = []
+    outcome = _after_commit(
+        holder,
+        _HOLD,
+        [held.id],
+        lambda: store.finish(finishes),
+        while_held=lambda: seen.append(_states(store, jobs)),
+    )
+    # the rest of the batch was committed while the row was still held
+    assert seen == [[S.COMPLETED, S.RUNNING, S.COMPLETED]]
+    assert isinstance(outcome, list), outcome
+    assert [type(result) for result in outcome] == [Applied] * 3  # the held one too: not stale
+    assert _states(store, jobs) == [S.COMPLETED] * 3
+
+
+def test_a_held_row_delays_only_its_own_heartbeat(
+    patient_store: PostgresStore, holder: psycopg.Connection[Any], clock: ManualClock
+) -> None:
+    store = patient_store
+    jobs = [_running(store) for _ in range(3)]
+    claimed_at = jobs[1].heartbeat_at
+    clock.advance(10)
+    seen: list[list[Any]] = []
+    outcome = _after_commit(
+        holder,
+        _HOLD,
+        [jobs[1].id],
+        lambda: store.heartbeat([Heartbeat(job.lease) for job in jobs]),
+        while_held=lambda: seen.append([store.get_job(job.id).heartbeat_at for job in jobs]),
+    )
+    assert seen == [[clock.now(), claimed_at, clock.now()]]
+    assert isinstance(outcome, list), outcome
+    assert [r.job.heartbeat_at for r in outcome if isinstance(r, Applied)] == [clock.now()] * 3
+
+
+def test_a_batch_with_a_held_row_decides_every_request_as_before(
+    patient_store: PostgresStore, holder: psycopg.Connection[Any], clock: ManualClock
+) -> None:
+    """Only how rows are locked changes: a superseded lease is still stale, a finished one
+    still refused, the held and the free ones still decided, all in request order."""
+    store = patient_store
+    superseded = _running(store)
+    clock.advance(STALENESS_S + 1)
+    store.rescue(staleness_s=STALENESS_S)
+    clock.advance(3600)  # past the backoff
+    [again] = store.claim("default", limit=1)
+    assert again.id == superseded.id
+    finished, held, free = _running(store), _running(store), _running(store)
+    store.finish([Finish(finished.lease, Complete())])
+    finishes = [
+        Finish(superseded.lease, Snooze(60)),
+        Finish(held.lease, Snooze(60)),
+        Finish(finished.lease, Snooze(60)),
+        Finish(free.lease, Snooze(60)),
+    ]
+    outcome = _after_commit(holder, _HOLD, [held.id], lambda: store.finish(finishes))
+    assert isinstance(outcome, list), outcome
+    assert outcome[0] == Stale(superseded.lease, StaleReason.LEASE_SUPERSEDED)
+    assert isinstance(outcome[1], Applied)
+    assert outcome[1].job.state is S.SCHEDULED
+    assert outcome[2] == Stale(finished.lease, StaleReason.STATE_CHANGED)
+    assert isinstance(outcome[3], Applied)
+    assert outcome[3].job.state is S.SCHEDULED
+
+
+@pytest.mark.parametrize("outcome", [Complete(), Snooze(60)], ids=["hot-path", "general-path"])
+def test_a_row_held_past_the_wait_is_left_unwritten_not_stale(
+    pg_clean_url: str, clock: ManualClock, holder: psycopg.Connection[Any], outcome: Any
+) -> None:
+    with PostgresStore(
+        pg_clean_url, clock=clock, rng=random.Random(0), held_row_wait_s=0.2
+    ) as store:
+        jobs = [_running(store) for _ in range(3)]
+        held = jobs[1]
+        _hold(holder, "jobs", held.id)
+        finishes = [Finish(job.lease, outcome, claimed=job) for job in jobs]
+        with pytest.raises(PartlyWritten) as raised:
+            store.finish(finishes)
+        written = raised.value.results
+        assert [type(result) for result in written] == [Applied, type(None), Applied]
+        assert f"2 of 3 written; job {held.id} not written" in str(raised.value)
+        assert "held_row_wait_s (0.2s)" in str(raised.value)
+        assert _states(store, jobs)[1] is S.RUNNING
+        holder.rollback()
+        [again] = store.finish([finishes[1]])  # written again once the row is free
+        assert isinstance(again, Applied), again
+
+
+def test_a_worker_completes_its_other_jobs_while_one_of_their_rows_is_held(
+    pg_clean_url: str, holder: psycopg.Connection[Any]
+) -> None:
+    """The issue's lone worker, end to end: one running job's row is held by another session
+    (as by a transaction its connection abandoned) while all its handlers end together; every
+    other job is completed while the row is still held, and the held one once it is let go."""
+    count = 20
+
+    async def story() -> None:
+        with PostgresStore(pg_clean_url, held_row_wait_s=0.2) as store:
+            client = awa.AsyncClient(store=store)
+            started: list[int] = []
+            all_started, ended = asyncio.Event(), asyncio.Event()
+
+            @client.task(dict, kind="k")
+            async def handle(job: awa.Job[dict[str, Any]]) -> None:
+                started.append(job.id)
+                if len(started) == count:
+                    all_started.set()
+                await ended.wait()
+
+            jobs = await client.insert_many([awa.InsertSpec(args={}, kind="k")] * count)
+            await client.start([("default", count)])
+            await asyncio.wait_for(all_started.wait(), 10)
+            held = jobs[count // 2]
+            _hold(holder, "jobs", held.id)
+            ended.set()
+            others = [job.id for job in jobs if job.id != held.id]
+            await _until_async(lambda: _all_completed(store, others), 10)
+            assert store.get_job(held.id).state is JobState.RUNNING  # still held
+            holder.rollback()
+            await _until_async(lambda: _all_completed(store, [held.id]), 10)
+            await client.shutdown()
+
+    asyncio.run(story())
+
+
+def _all_completed(store: PostgresStore, ids: list[int]) -> bool:
+    return all(store.get_job(job_id).state is JobState.COMPLETED for job_id in ids)
+
+
+async def _until_async(condition: Callable[[], bool], timeout_s: float) -> None:
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + timeout_s
+    while not condition():
+        assert loop.time() < give_up, f"not within {timeout_s}s"
+        await asyncio.sleep(0.02)  # the poll period, not a synchronisation

@@ -17,7 +17,9 @@ import pytest
 
 import awa
 from awa.domain import ValidationError
-from awa.ports import ClaimStore, Finish, WriteResult
+from awa.ports import ClaimStore, Finish, PartlyWritten, WriteResult
+from awa.runtime.observe import AttemptEnd, Ending, Observer
+from awa.runtime.scheduler import ERROR_BACKOFF_S
 
 from .conftest import Backend, reaches, run
 
@@ -203,5 +205,72 @@ def test_no_attempt_is_lost_when_an_outcome_cannot_be_stored_at_all(backend: Bac
         clock.advance(91)
         rescued = store.rescue(staleness_s=90)
         assert [r.job.id for r in rescued] == [jobs[-1].id]
+
+    run(story)
+
+
+class _HoldsOneRowOnce(_RefusesOneLease):
+    """A store whose first finish batch holding the chosen job writes every other outcome and
+    not that one (``PartlyWritten``), as PostgreSQL does while another session holds the job's
+    row past ``held_row_wait_s``; later batches are written whole."""
+
+    def __init__(self, store: ClaimStore, refused_job_id: int) -> None:
+        super().__init__(store, refused_job_id)
+        self.held = True
+
+    def finish(self, finishes: Sequence[Finish]) -> list[WriteResult]:
+        self.batches.append(len(finishes))
+        if not self.held or all(f.lease.job_id != self.refused_job_id for f in finishes):
+            return self._store.finish(finishes)
+        self.held = False
+        others = [f for f in finishes if f.lease.job_id != self.refused_job_id]
+        written = iter(self._store.finish(others))
+        results = [
+            None if f.lease.job_id == self.refused_job_id else next(written) for f in finishes
+        ]
+        raise PartlyWritten("1 row held", results)
+
+
+class _Endings(Observer):
+    def __init__(self) -> None:
+        self.endings: list[Ending] = []
+
+    def attempt_ended(self, end: AttemptEnd) -> None:
+        self.endings.append(end.ending)
+
+
+def test_an_outcome_whose_row_was_held_is_written_again_alone(backend: Backend) -> None:
+    """The others in its batch were written: they are counted and reported completed once, and
+    only the held one goes back, written when the completion service runs again after its
+    error backoff (a retry of the whole batch would find the others finished and report them
+    stale)."""
+
+    async def story() -> None:
+        clock, store, _ = backend.clients()
+        holding = _HoldsOneRowOnce(store, refused_job_id=INNOCENT + 1)
+        client = awa.AsyncClient(store=holding, clock=clock)  # type: ignore[arg-type]
+        endings = _Endings()
+        started: list[int] = []
+        all_started = asyncio.Event()
+
+        @client.task(Row)
+        async def handle(job: awa.Job[Row]) -> None:
+            started.append(job.id)
+            if len(started) == INNOCENT + 1:
+                all_started.set()
+            await all_started.wait()  # all end together: their outcomes share a batch
+
+        jobs = await client.insert_many([awa.InsertSpec(args=Row(n)) for n in range(INNOCENT + 1)])
+        await client.start([("default", INNOCENT + 1)], observers=[endings])
+        for job in jobs[:INNOCENT]:
+            await reaches(client, job.id, S.COMPLETED)
+        assert (await client.get_job(jobs[-1].id)).state is S.RUNNING
+        assert endings.endings == [Ending.COMPLETED] * INNOCENT
+        clock.advance(ERROR_BACKOFF_S)
+        await reaches(client, jobs[-1].id, S.COMPLETED)
+        assert holding.batches == [INNOCENT + 1, 1]  # then the held outcome, alone
+        assert endings.endings == [Ending.COMPLETED] * (INNOCENT + 1)
+        assert client.runtime.stats.stale_finishes == 0  # type: ignore[union-attr]
+        await client.shutdown()
 
     run(story)

@@ -760,8 +760,8 @@ class StoreCore(abc.ABC):
         if not schedules:
             return []
         with self._transaction("registering schedules") as tx:
-            now = tx.now()
             current = tx.lock_schedules([s.name for s in schedules])
+            now = tx.now()  # once the schedules are locked: the time the change takes effect
             records = [periodic.register(s, current.get(s.name), now) for s in schedules]
             writes = Writes()
             writes.schedules.extend(r for r in records if r != current.get(r.name))

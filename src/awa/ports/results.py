@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 import attrs
 
-from awa.domain import FirePlan, Job, JobState, Lease, Outcome, RescueCause
+from awa.domain import DatabaseError, FirePlan, Job, JobState, Lease, Outcome, RescueCause
 from awa.domain.fencing import StaleReason
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "FireRound",
     "Heartbeat",
     "JobsAvailable",
+    "PartlyWritten",
     "QueueSettings",
     "QueueStats",
     "Rescued",
@@ -42,6 +43,18 @@ class Stale:
 
 
 WriteResult = Applied | Stale
+
+
+class PartlyWritten(DatabaseError):
+    """A batched write committed some of its requests, not all: ``results`` holds one entry a
+    request, in request order, ``None`` for each request that was not written (its row was held
+    by another session for longer than the store would wait, or the database failed once the
+    rest had committed). Write those again, and only those: a request that was written would
+    come back ``Stale`` the second time."""
+
+    def __init__(self, message: str, results: Sequence[WriteResult | None]) -> None:
+        super().__init__(message)
+        self.results: list[WriteResult | None] = list(results)
 
 
 @attrs.frozen

@@ -102,11 +102,14 @@ class ClaimStore(Protocol):
         ...
 
     def heartbeat(self, beats: Sequence[Heartbeat]) -> list[WriteResult]:
-        """Extend each live attempt; results are in request order."""
+        """Extend each live attempt; results are in request order. A store may write a batch
+        in parts, and raise ``PartlyWritten`` (with the results written) when one part could
+        not be: a row held elsewhere delays only its own job's write."""
         ...
 
     def finish(self, finishes: Sequence[Finish]) -> list[WriteResult]:
-        """Rows 4-10 for each attempt; a finish for an attempt that ended is ``Stale``."""
+        """Rows 4-10 for each attempt; a finish for an attempt that ended is ``Stale``. Batches
+        may be written in parts, as ``heartbeat``'s (``PartlyWritten``)."""
         ...
 
     def release(self, leases: Sequence[Lease]) -> list[WriteResult]:

@@ -19,6 +19,7 @@ from awa.ports import (
     ClaimStore,
     Clock,
     Finish,
+    PartlyWritten,
     QueueStats,
     Rescued,
     Stale,
@@ -156,6 +157,16 @@ class ClaimService:
         self._paced_at, self._freed_then = answered, freed
 
 
+class _Unwritten:
+    """An outcome the store did not write (``PartlyWritten``): it goes back to be written."""
+
+
+_UNWRITTEN = _Unwritten()
+#: what became of an outcome: written (``Applied``, ``Stale``), given up (``None``: it could not
+#: be stored, maintenance rescues the attempt), or to be written again
+_Written = WriteResult | None | _Unwritten
+
+
 class CompletionService:
     """Writes finished attempts' outcomes, many per statement."""
 
@@ -182,11 +193,22 @@ class CompletionService:
         batch = self._table.take_finishes(self._batch_max)
         if not batch:
             return None
+        partly: list[PartlyWritten] = []
         try:
-            results = await self._write([pending.finish for pending in batch])
+            results = await self._write([pending.finish for pending in batch], partly)
         except AwaError:  # the database, not an outcome: the whole batch waits for a retry
             self._table.requeue_finishes(batch)
             raise
+        # outcomes whose rows another session held: only they wait, the rest is written
+        again = [p for p, r in zip(batch, results, strict=True) if r is _UNWRITTEN]
+        self._table.requeue_finishes(again)
+        self._record(batch, results)
+        if partly:
+            raise partly[0]
+        return 0.0 if self._table.has_finishes() else None
+
+    def _record(self, batch: Sequence[PendingOutcome], results: Sequence[_Written]) -> None:
+        """Count and report what the store said about each written outcome."""
         heard = self._observers.heard()  # asked once a batch, not once an attempt
         finished = 0
         for pending, result in zip(batch, results, strict=True):
@@ -202,18 +224,23 @@ class CompletionService:
             if ending in heard:
                 self._observers.attempt_ended(_ended(pending, result))
         self._stats.finished += finished
-        return 0.0 if self._table.has_finishes() else None
 
-    async def _write(self, batch: list[Finish]) -> list[WriteResult | None]:
+    async def _write(self, batch: list[Finish], partly: list[PartlyWritten]) -> list[_Written]:
         """Write ``batch``; when the store refuses it as bad input, split it until the bad
-        outcome stands alone, so its neighbours are written at once and only it fails."""
+        outcome stands alone, so its neighbours are written at once and only it fails. When
+        the store wrote only part of it (``PartlyWritten``, noted in ``partly``), the rest
+        comes back ``_UNWRITTEN``."""
         try:
             return list(await self._call(self._store.finish, batch))
+        except PartlyWritten as partial:
+            partly.append(partial)
+            return [_UNWRITTEN if result is None else result for result in partial.results]
         except ValidationError as refused:
             if len(batch) == 1:
                 return [await self._fail_unstorable(batch[0], refused)]
             half = len(batch) // 2
-            return [*await self._write(batch[:half]), *await self._write(batch[half:])]
+            first = await self._write(batch[:half], partly)
+            return [*first, *await self._write(batch[half:], partly)]
 
     async def _fail_unstorable(
         self, finish: Finish, refused: ValidationError

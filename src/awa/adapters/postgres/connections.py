@@ -10,7 +10,12 @@ connection) gets:
   kernel notices a peer that vanished: an idle connection whose peer is gone fails at once when
   next used instead of hanging, and sent data that stays unacknowledged breaks the connection;
 * on the store's own pool, a server-side **statement timeout** (``statement_timeout``), so a
-  statement stuck behind a lock ends with a clear error and the connection stays usable.
+  statement stuck behind a lock ends with a clear error and the connection stays usable;
+* on the store's own pool, a server-side **idle-in-transaction timeout**
+  (``idle_in_transaction_session_timeout``) and the server's own **TCP keepalives**
+  (``tcp_keepalives_*``): the server learns of a vanished client only from its own socket, two
+  hours later by the kernel's default, and meanwhile a transaction the client abandoned keeps
+  its row locks. The server now ends such a session within seconds.
 
 None of these sees every silent failure: a userspace proxy or middlebox that keeps the TCP
 session alive but forwards nothing makes the kernel acknowledge every byte. So every call also
@@ -20,6 +25,13 @@ its descriptor). The call blocked in psycopg's ``wait()`` then fails at once, th
 reported as a ``DatabaseError`` that says what happened, the pool discards the broken
 connection, and, because a silent connection suggests its siblings on the same path are silent
 too, the pool is drained so that every idle connection is replaced.
+
+After its server refused connections for a while (a connection storm, a restart), the pool
+would wait out psycopg_pool's doubling reconnect backoff, up to 16 s and more, while a fresh
+connection succeeded at once: the attempts sleeping in that backoff held the pool's slots, so
+no call could make it try sooner. A store's own pool gives up a run of attempts after
+``RECONNECT_TIMEOUT_S`` and, if a call is waiting, starts a new one at once (``reconnect_soon``):
+attempts stay about a second apart for as long as the server refuses.
 """
 
 from __future__ import annotations
@@ -27,6 +39,7 @@ from __future__ import annotations
 import atexit
 import math
 import os
+import re
 import socket
 import threading
 import time
@@ -48,10 +61,12 @@ from awa.redaction import redact
 __all__ = [
     "CALL_TIMEOUT_S_DEFAULT",
     "CONNECT_TIMEOUT_S_DEFAULT",
+    "IDLE_IN_TRANSACTION_TIMEOUT_S_DEFAULT",
     "KEEPALIVES_COUNT",
     "KEEPALIVES_IDLE_S",
     "KEEPALIVES_INTERVAL_S",
     "PING_ACQUIRE_S",
+    "RECONNECT_TIMEOUT_S",
     "STATEMENT_TIMEOUT_S_DEFAULT",
     "WATCHDOG",
     "Bounds",
@@ -64,6 +79,7 @@ __all__ = [
     "close_at_exit",
     "connect_options",
     "connector",
+    "reconnect_soon",
     "redact",
     "session_options",
     "unreachable",
@@ -78,12 +94,19 @@ CONNECT_TIMEOUT_S_DEFAULT = 5.0
 STATEMENT_TIMEOUT_S_DEFAULT = 10.0
 #: a store call's bound: waiting for a pooled connection, then using it, each at most this long
 CALL_TIMEOUT_S_DEFAULT = 15.0
+#: the server ends a store session left idle inside a transaction this long: awa never pauses
+#: a transaction of its own for more than moments, so such a session is one its client
+#: abandoned (the watchdog, a crash, a partition), and its row locks hold other writes back
+IDLE_IN_TRANSACTION_TIMEOUT_S_DEFAULT = 15.0
 #: an idle connection is probed after this many seconds of silence ...
 KEEPALIVES_IDLE_S = 10
 #: ... every this many seconds ...
 KEEPALIVES_INTERVAL_S = 5
 #: ... and declared dead after this many unanswered probes
 KEEPALIVES_COUNT = 3
+#: a store's own pool retries a failed connection with psycopg_pool's backoff (1 s, doubling)
+#: for this long, then starts again from the first delay if a call waits (``reconnect_soon``)
+RECONNECT_TIMEOUT_S = 2.0
 
 Connect = Callable[[], psycopg.Connection[Any]]
 Pool = ConnectionPool[Any]
@@ -96,6 +119,7 @@ class Bounds:
     connect_timeout_s: float = CONNECT_TIMEOUT_S_DEFAULT
     statement_timeout_s: float | None = STATEMENT_TIMEOUT_S_DEFAULT
     call_timeout_s: float = CALL_TIMEOUT_S_DEFAULT
+    idle_in_transaction_timeout_s: float | None = IDLE_IN_TRANSACTION_TIMEOUT_S_DEFAULT
 
     @classmethod
     def checked(
@@ -103,10 +127,12 @@ class Bounds:
         connect_timeout_s: object = CONNECT_TIMEOUT_S_DEFAULT,
         statement_timeout_s: object = STATEMENT_TIMEOUT_S_DEFAULT,
         call_timeout_s: object = CALL_TIMEOUT_S_DEFAULT,
+        idle_in_transaction_timeout_s: object = IDLE_IN_TRANSACTION_TIMEOUT_S_DEFAULT,
     ) -> Bounds:
         """The bounds, refused with a ``ValidationError`` unless each is a positive number of
-        seconds (``statement_timeout_s`` may be ``None``: the server's own setting) and the
-        client-side bound leaves the server's cancel room to come first."""
+        seconds (``statement_timeout_s`` and ``idle_in_transaction_timeout_s`` may be
+        ``None``: the server's own setting) and the client-side bound leaves the server's
+        cancel room to come first."""
         connect = check_seconds("connect_timeout_s", connect_timeout_s, allow_zero=False)
         call = check_seconds("call_timeout_s", call_timeout_s, allow_zero=False)
         statement = None
@@ -118,7 +144,12 @@ class Bounds:
                     f" ({statement:g}), so that the server cancels a slow statement before the"
                     " client abandons its connection"
                 )
-        return cls(connect, statement, call)
+        idle = None
+        if idle_in_transaction_timeout_s is not None:
+            idle = check_seconds(
+                "idle_in_transaction_timeout_s", idle_in_transaction_timeout_s, allow_zero=False
+            )
+        return cls(connect, statement, call, idle)
 
     @property
     def connect_timeout(self) -> str:
@@ -158,12 +189,26 @@ def connect_options(conninfo: str, kwargs: dict[str, Any], bounds: Bounds) -> di
 
 
 def session_options(conninfo: str, bounds: Bounds) -> str:
-    """libpq's ``options`` for the store's pool: the URL's own, then UTC and the statement
-    timeout (later ``-c`` settings win)."""
-    parts = [_params(conninfo).get("options") or "", "-c TimeZone=UTC"]
+    """libpq's ``options`` for the store's pool: the server's TCP keepalives (which the URL's
+    own options may change), the URL's options, then UTC, the statement timeout and the
+    idle-in-transaction timeout (later ``-c`` settings win)."""
+    parts = [
+        f"-c tcp_keepalives_idle={KEEPALIVES_IDLE_S}",
+        f"-c tcp_keepalives_interval={KEEPALIVES_INTERVAL_S}",
+        f"-c tcp_keepalives_count={KEEPALIVES_COUNT}",
+        _params(conninfo).get("options") or "",
+        "-c TimeZone=UTC",
+    ]
     if bounds.statement_timeout_s is not None:
-        parts.append(f"-c statement_timeout={math.ceil(bounds.statement_timeout_s * 1000)}")
+        parts.append(f"-c statement_timeout={_ms(bounds.statement_timeout_s)}")
+    if bounds.idle_in_transaction_timeout_s is not None:
+        idle = _ms(bounds.idle_in_transaction_timeout_s)
+        parts.append(f"-c idle_in_transaction_session_timeout={idle}")
     return " ".join(part for part in parts if part)
+
+
+def _ms(seconds: float) -> int:
+    return math.ceil(seconds * 1000)
 
 
 def connector(
@@ -210,6 +255,24 @@ def unreachable(conninfo: str, kwargs: dict[str, Any], exc: BaseException) -> Da
     """One line for a failed connection: host, port and the driver's reason, no password."""
     reason = redact(_one_line(exc), [conninfo])
     return DatabaseError(f"cannot connect to PostgreSQL at {where(conninfo, kwargs)}: {reason}")
+
+
+# libpq puts the server's own error after its severity: the server answered, and refused
+_SERVER_REFUSAL = re.compile(r"\b(FATAL|PANIC|ERROR):")
+
+
+def refused_by_server(exc: BaseException) -> bool:
+    """Whether a failed connection reached a server that refused it (too many clients, a
+    database closed to connections, authentication) rather than no server at all."""
+    return isinstance(exc, psycopg.Error) and bool(_SERVER_REFUSAL.search(str(exc)))
+
+
+def reconnect_soon(pool: Pool) -> None:
+    """psycopg_pool's ``reconnect_failed``: a run of attempts to open a connection gave up
+    (after ``RECONNECT_TIMEOUT_S``). If a call is waiting for a connection, the pool grows for
+    it again at once (``check`` does so when it has room), from the first delay on."""
+    if pool.get_stats().get("requests_waiting", 0):
+        pool.check()
 
 
 # -- the watchdog ----------------------------------------------------------------------------
@@ -443,6 +506,8 @@ class PoolCalls:
         self._reached = not probe_first
         self._acquire_s = min(pool.timeout, bounds.call_timeout_s)
         self._drained_at = 0.0
+        self._lent = 0  # connections handed out to calls and not yet back
+        self._lent_lock = threading.Lock()
 
     @contextmanager
     def connection(self, action: str, *, bounded: bool = True) -> Iterator[psycopg.Connection[Any]]:
@@ -453,7 +518,7 @@ class PoolCalls:
             self._check_reachable(action)
         acquired = False
         try:
-            with self._pool.connection(timeout=self._acquire_s) as conn:
+            with self._pool.connection(timeout=self._acquire_s) as conn, self._lending():
                 acquired = self._reached = True
                 if not bounded:
                     yield conn
@@ -498,6 +563,16 @@ class PoolCalls:
             run(conn)
         self._reached = True
 
+    @contextmanager
+    def _lending(self) -> Iterator[None]:
+        with self._lent_lock:
+            self._lent += 1
+        try:
+            yield
+        finally:
+            with self._lent_lock:
+                self._lent -= 1
+
     def _check_reachable(self, action: str) -> None:
         try:
             self._probe().close()
@@ -505,14 +580,31 @@ class PoolCalls:
             raise DatabaseError(f"{action} failed: {exc}") from exc.__cause__
 
     def _explain(self, action: str, exc: PoolTimeout) -> DatabaseError:
-        waited = f"no connection from the pool within {self._acquire_s:g}s"
+        """Why no pooled connection came, from a new connection's fate and the pool's state:
+        none could be made, the server refused it, all were in use, or the pool was still
+        reopening connections after failed attempts while a new one succeeds."""
+        waited = f"{action} failed: no connection from the pool within {self._acquire_s:g}s"
         try:
             self._probe().close()
-        except DatabaseError as unreachable_error:
-            return DatabaseError(f"{action} failed: {waited}: {unreachable_error}")
+        except DatabaseError as failed:
+            if refused_by_server(failed.__cause__ or failed):
+                return DatabaseError(f"{waited}: the server refuses new connections: {failed}")
+            return DatabaseError(f"{waited}: no connection could be made: {failed}")
         except psycopg.Error:  # the server answers, but not to this probe: the pool's error
-            pass
-        else:
-            size = self._pool.get_stats().get("pool_size", "?")
-            waited += f", though the server answers (are all {size} connections in use?)"
-        return DatabaseError(f"{action} failed: {waited}")
+            return DatabaseError(f"{waited}: {type(exc).__name__}: {exc}")
+        size = self._pool.max_size
+        with self._lent_lock:
+            lent = self._lent
+        if lent >= size:
+            return DatabaseError(f"{waited}: all {size} of its connections were in use")
+        failures = self._pool.get_stats().get("connections_errors", 0)
+        if failures:
+            return DatabaseError(
+                f"{waited}: {lent} of its {size} connections were in use, and it was still"
+                f" opening the others again after failed attempts ({failures} so far), though"
+                " a new connection succeeds now"
+            )
+        return DatabaseError(
+            f"{waited}: {lent} of its {size} connections were in use by this store's calls;"
+            " the others were in use elsewhere (a pool shared with other code?)"
+        )

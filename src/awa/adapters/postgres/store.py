@@ -8,8 +8,12 @@ one batched statement writes them back (``_PgTransaction``). The claim, insert, 
 complete-many hot paths compute their single transition in SQL, with the same values as the
 domain.
 
-Time is the database's ``now()`` unless a clock is injected, whose time is then bound as a
+Time is the database's clock unless a clock is injected, whose time is then bound as a
 parameter: worker hosts need not agree about the time, and tests expire leases without sleeping.
+It is read when the statement takes effect (``clock_timestamp()`` once its rows are locked,
+``time_after_locks.sqlpart``), never as ``now()``, the start of a transaction that may then have
+waited seconds for a lock: a heartbeat, deadline or run_at stamped with that start would be
+stale the moment it was written.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from psycopg.types.json import set_json_loads
 from psycopg_pool import ConnectionPool
 
 from awa.adapters._core import JobQuery, StoreCore
-from awa.adapters._fencing import Locked, Writes, available_queues, stale_results
+from awa.adapters._fencing import Decide, Locked, Writes, available_queues, stale_results
 from awa.adapters._presence import WorkerPresence
 from awa.adapters._unreadable import Raw
 from awa.adapters.postgres import caller_connections, migrations, summaries
@@ -58,15 +62,19 @@ from awa.adapters.postgres._sql import SQL
 from awa.adapters.postgres.connections import (
     CALL_TIMEOUT_S_DEFAULT,
     CONNECT_TIMEOUT_S_DEFAULT,
+    IDLE_IN_TRANSACTION_TIMEOUT_S_DEFAULT,
+    RECONNECT_TIMEOUT_S,
     STATEMENT_TIMEOUT_S_DEFAULT,
     Bounds,
     PoolCalls,
     close_at_exit,
     connect_options,
     connector,
+    reconnect_soon,
     session_options,
 )
 from awa.adapters.postgres.enqueue import insert_on
+from awa.adapters.postgres.held_rows import HELD_ROW_WAIT_S_DEFAULT, held_requests, write_held
 from awa.adapters.postgres.listen import Subscriptions, pool_connector
 from awa.adapters.postgres.loop_inserts import LoopInserts
 from awa.adapters.postgres.plain_inserts import (
@@ -157,7 +165,14 @@ class PostgresStore(StoreCore, WorkerPresence):
     ``DatabaseError`` naming host, port and reason on first use; ``statement_timeout_s`` is the
     server-side statement timeout of the store's own pool (``None``: the server's setting);
     ``call_timeout_s`` bounds, client-side, both the wait for a pooled connection and its use
-    by one call, after which the connection is abandoned and replaced.
+    by one call, after which the connection is abandoned and replaced;
+    ``idle_in_transaction_timeout_s`` has the server end a session of the store's own pool
+    left idle inside a transaction (one its client abandoned), releasing its row locks
+    (``None``: the server's setting).
+
+    A batched write (heartbeats, finishes) skips a row another session holds, writes the rest
+    at once, then waits for each held row on its own, ``held_row_wait_s`` at most in all
+    (``held_rows.py``); a row still held then raises ``PartlyWritten`` with the other results.
     """
 
     def __init__(
@@ -170,8 +185,13 @@ class PostgresStore(StoreCore, WorkerPresence):
         connect_timeout_s: float = CONNECT_TIMEOUT_S_DEFAULT,
         statement_timeout_s: float | None = STATEMENT_TIMEOUT_S_DEFAULT,
         call_timeout_s: float = CALL_TIMEOUT_S_DEFAULT,
+        idle_in_transaction_timeout_s: float | None = IDLE_IN_TRANSACTION_TIMEOUT_S_DEFAULT,
+        held_row_wait_s: float = HELD_ROW_WAIT_S_DEFAULT,
     ) -> None:
-        bounds = Bounds.checked(connect_timeout_s, statement_timeout_s, call_timeout_s)
+        bounds = Bounds.checked(
+            connect_timeout_s, statement_timeout_s, call_timeout_s, idle_in_transaction_timeout_s
+        )
+        self.held_row_wait_s = check_seconds("held_row_wait_s", held_row_wait_s, allow_zero=False)
         if isinstance(database, str):
             options = {"autocommit": True, "options": session_options(database, bounds)}
             self._pool: Pool = ConnectionPool(
@@ -182,6 +202,8 @@ class PostgresStore(StoreCore, WorkerPresence):
                 open=False,
                 name="awa",
                 timeout=bounds.call_timeout_s,
+                reconnect_timeout=RECONNECT_TIMEOUT_S,
+                reconnect_failed=reconnect_soon,
             )
             self._owns_pool = True
             with translate_errors("opening the connection pool"):
@@ -234,7 +256,7 @@ class PostgresStore(StoreCore, WorkerPresence):
         return applied
 
     def _now(self) -> datetime | None:
-        """The injected clock's time, bound into SQL; ``None`` lets SQL use ``now()``."""
+        """The injected clock's time, bound into SQL; ``None`` lets SQL read the database's."""
         return self.clock.now() if self.clock is not None else None
 
     @contextmanager
@@ -251,9 +273,16 @@ class PostgresStore(StoreCore, WorkerPresence):
             yield conn
 
     @contextmanager
-    def _transaction(self, action: str) -> Iterator[_PgTransaction]:
+    def _transaction(
+        self, action: str, *, skip_held: bool = False, lock_wait_s: float | None = None
+    ) -> Iterator[_PgTransaction]:
+        """``BEGIN ... COMMIT``. ``skip_held``: the lease guard skips rows other sessions hold
+        (``lock_free_leases.sql``); ``lock_wait_s``: how long a lock may be waited for."""
         with self._connection(action) as conn, conn.transaction(), conn.cursor() as cur:
-            yield _PgTransaction(cur, self._now())
+            if lock_wait_s is not None:
+                wait = f"{max(1, round(lock_wait_s * 1000))}ms"
+                cur.execute(SQL["set_lock_timeout"], {"lock_timeout": wait})
+            yield _PgTransaction(cur, self._now(), skip_held=skip_held)
 
     @contextmanager
     def _statement(self, action: str) -> Iterator[Cursor]:
@@ -411,7 +440,49 @@ class PostgresStore(StoreCore, WorkerPresence):
         results: list[WriteResult | None] = [
             Applied(done[lease.job_id]) if lease.job_id in done else None for lease in leases
         ]
-        return stale_results(results, leases, states)
+        filled = stale_results(results, leases, states)
+        held = held_requests(leases, [result is not None for result in results], states)
+        if not held:
+            return filled
+
+        def decide(index: int, job: Job, now: datetime) -> decisions.Decision:
+            fin = finishes[index]
+            return decisions.finish(job, fin.outcome, now, self.rng, fin.progress, fin.metadata)
+
+        return self._write_held("completing jobs", leases, decide, list(filled), held)
+
+    def _fenced(self, action: str, leases: Sequence[Lease], decide: Decide) -> list[WriteResult]:
+        """The fenced-write loop (``StoreCore._fenced_in``) for a batch one held row cannot
+        hold back (``held_rows.py``): rows other sessions hold are skipped and the rest is
+        written at once; then each skipped job's requests are written on their own."""
+        if not leases:
+            return []
+        with self._transaction(action, skip_held=True) as tx:
+            results: list[WriteResult | None] = list(self._fenced_in(tx, leases, decide))
+            held = tx.held_requests(leases)
+        if not held:
+            return [result for result in results if result is not None]
+        return self._write_held(action, leases, decide, results, held)
+
+    def _write_held(
+        self,
+        action: str,
+        leases: Sequence[Lease],
+        decide: Decide,
+        results: list[WriteResult | None],
+        held: Sequence[int],
+    ) -> list[WriteResult]:
+        """The second pass: each held job's requests in a transaction that waits for its row
+        (``lock_leases.sql``), ``held_row_wait_s`` at most in all."""
+
+        def write_one(group: list[int], wait_s: float) -> list[WriteResult]:
+            def decide_one(index: int, job: Job, now: datetime) -> Job | decisions.Decision:
+                return decide(group[index], job, now)
+
+            with self._transaction(action, lock_wait_s=wait_s) as tx:
+                return self._fenced_in(tx, [leases[i] for i in group], decide_one)
+
+        return write_held(action, leases, results, held, write_one, self.held_row_wait_s)
 
     # -- maintenance ----------------------------------------------------------------------------
     def _promote(self, limit: int) -> list[Job]:
@@ -719,10 +790,15 @@ class _PgTransaction:
     """``Transaction`` on one cursor inside ``BEGIN ... COMMIT``: each lock is one statement
     (``SELECT ... FOR UPDATE``), and ``write`` is at most one statement per kind of change."""
 
-    def __init__(self, cur: Cursor, injected_now: datetime | None) -> None:
+    def __init__(
+        self, cur: Cursor, injected_now: datetime | None, *, skip_held: bool = False
+    ) -> None:
         self.cur = cur
         self._injected_now = injected_now
         self._now: datetime | None = injected_now
+        self._skip_held = skip_held
+        self._locked_leases: set[Lease] = set()  # what lock_leases locked
+        self._looked_up: dict[int, tuple[int, JobState]] = {}  # what lease_states found
 
     def now(self) -> datetime:
         if self._now is None:  # nothing read the time yet: ask the database's clock
@@ -748,14 +824,25 @@ class _PgTransaction:
             "ids": [lease.job_id for lease in leases],
             "leases": [lease.run_lease for lease in leases],
         }
-        rows = self._rows("lock_leases", params, _LEASE_PREFIX)
-        return {
+        statement = "lock_free_leases" if self._skip_held else "lock_leases"
+        rows = self._rows(statement, params, _LEASE_PREFIX)
+        locked = {
             Lease(row[_LEASE_PREFIX], row[1]): Locked(job_from_row(row, _LEASE_PREFIX), row[2])
             for row in rows
         }
+        self._locked_leases.update(locked)
+        return locked
 
     def lease_states(self, job_ids: Sequence[int]) -> dict[int, tuple[int, JobState]]:
-        return _lease_states(self.cur, job_ids)
+        states = _lease_states(self.cur, job_ids)
+        self._looked_up.update(states)
+        return states
+
+    def held_requests(self, leases: Sequence[Lease]) -> list[int]:
+        """Indexes of ``leases`` whose rows ``lock_leases`` may have skipped as held: not
+        locked, and their job's committed lease is still the requested one."""
+        locked = [lease in self._locked_leases for lease in leases]
+        return held_requests(leases, locked, self._looked_up)
 
     def lock_job(self, job_id: int) -> Locked | None:
         found = self._locked("lock_job", {"id": job_id})
@@ -804,8 +891,11 @@ class _PgTransaction:
         return self._locked("lock_jobs_matching", params)
 
     def lock_schedules(self, names: Sequence[str]) -> dict[str, ScheduleRecord]:
-        self.cur.execute(SQL["lock_schedules"], {"now": self._injected_now, "names": list(names)})
-        records = [schedule_from_row(row, _DLQ_PREFIX) for row in self.cur.fetchall()]
+        params = {"now": self._injected_now, "names": list(names)}
+        rows = self.cur.execute(SQL["lock_schedules"], params).fetchall()
+        if rows and self._now is None:
+            self._now = utc(rows[0][0])
+        records = [schedule_from_row(row, _DLQ_PREFIX) for row in rows]
         return {record.name: record for record in records}
 
     def rescue_candidates(self, staleness_s: float, limit: int) -> list[Locked]:

@@ -5,10 +5,15 @@
 --   (claim_picked.sqlpart: the values of awa.domain.decisions.claim).
 --   An available job's run_at is never after the time it became available (insert, promote,
 --   retry all set run_at <= now), so `run_at <= now` selects exactly the claimable jobs.
+-- Time: `clock_timestamp()` as the statement runs, not `now()`: a claim held back by a table
+--   lock (a migration, `LOCK TABLE`, a long DDL) began seconds before it took effect, and
+--   stamping that start as the attempt's first heartbeat had rescue find the attempts stale
+--   the moment the lock went. `t` is a CTE: read once, one time for every row. SKIP LOCKED
+--   waits for no row, so nothing holds the statement back once it runs.
 -- Index: jobs_claim_idx (queue, priority, run_at, id) WHERE state IN (available, scheduled,
 --   retryable); SKIP LOCKED lets concurrent claimers take disjoint rows.
 WITH t AS (
-    SELECT coalesce(%(now)s::timestamptz, now()) AS now
+    SELECT coalesce(%(now)s::timestamptz, clock_timestamp()) AS now
 ), picked AS (
     SELECT j.id
     FROM awa.jobs AS j, t

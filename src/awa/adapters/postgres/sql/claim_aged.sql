@@ -5,6 +5,7 @@
 -- Parameters: now (timestamptz, NULL = the database clock), queue text, limit int,
 --   aging_us bigint (> 0), deadline (interval, NULL = no deadline).
 -- Transition: row 3 (claim_picked.sqlpart), after row 2 for due scheduled/retryable jobs.
+-- Time: as claim.sql, the time the statement runs (`clock_timestamp()`, read once in `t`).
 -- Index: jobs_claim_idx (queue, priority, run_at, id), once per priority 1-4 (the range the
 --   jobs_priority_range constraint allows): within one priority the oldest job is also the most
 --   aged, so the first `limit` of each priority hold the first `limit` overall, and the
@@ -14,7 +15,7 @@
 --   the claim commits. Locking in the scans keeps a state condition out of any lookup by id,
 --   which would let the planner read all of jobs_hot_claim_idx (claim_picked.sqlpart).
 WITH t AS (
-    SELECT coalesce(%(now)s::timestamptz, now()) AS now
+    SELECT coalesce(%(now)s::timestamptz, clock_timestamp()) AS now
 ), candidates AS (
     SELECT c.id, c.priority, c.run_at
     FROM t

@@ -15,8 +15,9 @@
 --   moved row then finds it gone, as it would find it changed; an UPDATE moving it across
 --   partitions would fail that transaction instead.
 -- Index: jobs_hot_pkey, jobs_done_pkey. Every row was locked earlier in the same transaction
---   by the statement that applied the guard (lock_leases, lock_job, lock_callback, rescue_candidates), so the guard
---   is not repeated: a second copy would be dead code that hides a broken first one.
+--   by the statement that applied the guard (lock_free_leases or lock_leases, lock_job,
+--   lock_callback, rescue_candidates), so the guard is not repeated: a second copy would be
+--   dead code that hides a broken first one.
 WITH u AS (
     SELECT *
     FROM unnest(%(id)s::bigint[], %(state)s::text[], %(attempt)s::int[],

@@ -4,9 +4,10 @@ Every line carries its fields as ``extra`` (``job_id``, ``kind``, ``queue``, ``a
 ``max_attempts``, ``outcome``, ``duration_s``, ``error_type``, ``error``, and for a retry or a
 snooze ``next_run_at``), so a JSON formatter (``awa worker --log-format json``) writes them as
 keys. "after 0.009s" is how long the handler ran; the job runs again at ``next_run_at``.
-Failures, rescues, releases and dropped handlers are WARNING; snoozes, parks, cancels by the
-handler and refused late finishes INFO; completions DEBUG (one line per job at INFO would cost
-a busy worker a fifth of its throughput). The logger is ``awa.worker``.
+Failures, rescues, releases and dropped handlers are WARNING; snoozes, parks, cancels (by the
+handler, or from outside while it ran) and refused late finishes INFO; completions DEBUG (one
+line per job at INFO would cost a busy worker a fifth of its throughput). The logger is
+``awa.worker``.
 
 The job data a message quotes (kind, queue, error text) is escaped there
 (``awa.escaping.printable``), so each attempt is one line under any formatter, not only under
@@ -21,7 +22,7 @@ from datetime import timezone
 from typing import Any
 
 from awa.escaping import printable
-from awa.ports import Rescued
+from awa.ports import Rescued, StaleReason
 from awa.runtime.observe import AttemptEnd, Ending, MaintenanceReport, Observer
 
 __all__ = ["AttemptLog"]
@@ -71,6 +72,8 @@ class AttemptLog(Observer):
         why = f": {printable(end.error)}" if end.error else ""
         if end.ending is Ending.STALE and end.stale_reason is not None:
             why = f": the attempt no longer owned the job ({end.stale_reason})"
+        elif end.ending is Ending.CANCELLED and end.stale_reason is StaleReason.CANCELLED:
+            why = ": cancelled while running; the handler's outcome was not written"
         elif end.ending is Ending.RELEASED and end.job is not None:
             why += f"; now {end.job.state.value}"  # retryable at once, or failed when spent
         fields = _fields(end)

@@ -110,7 +110,7 @@ class Scheduler:
         except Exception as error:
             delay_s = slot.failures.failed(error, now)
         else:
-            slot.failures.succeeded(now)
+            slot.failures.succeeded(self.clock.now())  # the episode ends when the run does
             slot.succeeded_at = now
         slot.due_at = None if delay_s is None else now + timedelta(seconds=delay_s)
 

@@ -122,6 +122,51 @@ def test_json_output_keeps_hostile_user_data_exact(awa: Awa, store: PostgresStor
         assert job["errors"][-1]["traceback"] == CONTROLS
 
 
+# format characters: a reversed file name, an isolate, a zero-width space, a byte order mark,
+# a line separator; and an OSC 8 hyperlink that a terminal would render as a link
+FORMAT = (
+    "bidi \u202egnp.exe isolate \u2066x\u2069 zero\u200bwidth bom\ufeff"
+    " link \x1b]8;;https://evil.example/\x07click\x1b]8;;\x07 sep\u2028end"
+)
+FORMAT_ESCAPED = (
+    "\\u202egnp.exe",
+    "\\u2066x\\u2069",
+    "zero\\u200bwidth",
+    "bom\\ufeff",
+    "\\x1b]8;;https://evil.example/\\x07click",
+    "sep\\u2028end",
+)
+FORMAT_RAW = ("\u202e", "\u2066", "\u2069", "\u200b", "\ufeff", "\u2028", "\x1b", "\x07")
+
+
+def test_format_characters_in_job_data_are_shown_escaped(awa: Awa, store: PostgresStore) -> None:
+    failed_with(
+        store,
+        f"ValueError: {FORMAT}",
+        traceback=f"Traceback (most recent call last):\n  {FORMAT}",
+        args={"name": FORMAT},
+        tags=["\u202etag"],
+    )
+    for args in (("job", "list"), ("job", "dump", "1"), ("job", "dump-run", "1", "--attempt", "1")):
+        shown = awa(*args)
+        assert shown.code == 0, shown.stderr
+        for raw in FORMAT_RAW:
+            assert raw not in shown.stdout, (args, raw, shown.stdout)
+        # (a table's last-error cell holds the error's first 80 characters)
+        for escaped in FORMAT_ESCAPED[:4] if args == ("job", "list") else FORMAT_ESCAPED:
+            assert escaped in shown.stdout, (args, escaped, shown.stdout)
+    assert "\\u202etag" in awa("job", "dump", "1").stdout
+    for command in (("job", "dump", "1"), ("job", "list")):
+        ran = awa(*command, "--json")
+        for raw in FORMAT_RAW:  # written as \\u escapes: harmless on a terminal
+            assert raw not in ran.stdout, (command, raw)
+        document = ran.json
+        job = document["job"] if "job" in document else document["jobs"][0]
+        assert job["args"] == {"name": FORMAT}  # and the same data once parsed
+        assert job["tags"] == ["\u202etag"]
+        assert job["errors"][-1]["error"] == f"ValueError: {FORMAT}"
+
+
 def test_an_error_that_quotes_user_input_shows_it_escaped(awa: Awa) -> None:
     ran = awa("callback", "complete", "nope\x1b[2J\x07")
     line = ran.assert_one_line_error("callback nope\\x1b[2J\\x07 not found")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from dataclasses import dataclass
 
 import pytest
@@ -182,4 +183,81 @@ def test_an_observer_that_raises_does_not_stop_the_others(backend: Backend) -> N
         await client.shutdown()
         assert heard.ends[0].ending is Ending.COMPLETED
 
+    run(story)
+
+
+def test_a_job_cancelled_while_running_leaves_one_info_line_and_is_counted(
+    backend: Backend, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Nothing is written for an attempt whose job was cancelled under it, but the worker
+    still says so once, and counts it as ``outcome="cancelled"``, for either kind of handler."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    from awa.metrics import Metrics
+
+    async def story() -> None:
+        _, _, [client] = backend.clients()
+        reader = InMemoryMetricReader()
+        heard = Heard()
+        started, stopped = asyncio.Event(), asyncio.Event()
+        blocking, release = threading.Event(), threading.Event()
+
+        @client.task(Work, queue="media")
+        async def hang(job: awa.Job[Work]) -> None:
+            started.set()
+            try:
+                await asyncio.Event().wait()
+            finally:
+                stopped.set()
+
+        @client.task(Work, queue="media", kind="block")
+        def block(job: awa.SyncJob[Work]) -> None:
+            blocking.set()
+            release.wait(10)
+
+        metrics = Metrics(MeterProvider(metric_readers=[reader]))
+        await client.start([("media", 2)], observers=[metrics, heard])
+        running = await client.insert(Work("async"), queue="media")
+        blocked = await client.insert(Work("sync"), queue="media", kind="block")
+        await asyncio.wait_for(started.wait(), 10)
+        await asyncio.to_thread(blocking.wait, 10)
+        await client.cancel(running.id)
+        await client.cancel(blocked.id)
+        await asyncio.wait_for(stopped.wait(), 10)
+        assert client.runtime is not None
+        attempts = client.runtime.attempts()
+        await until(lambda: all(a.cancelled.is_set() for a in attempts))
+        release.set()  # the blocking handler returns; what it returns is dropped
+        await until(lambda: len(heard.ends) == 2)
+        await client.shutdown()
+
+        assert {(e.job_id, e.ending) for e in heard.ends} == {
+            (running.id, Ending.CANCELLED),
+            (blocked.id, Ending.CANCELLED),
+        }
+        for job, kind in ((running, "work"), (blocked, "block")):
+            [line] = [r for r in caplog.records if getattr(r, "job_id", None) == job.id]
+            assert line.levelno == logging.INFO
+            assert line.getMessage().startswith(
+                f"job {job.id} ({kind}, queue media) attempt 1/25 cancelled after "
+            )
+            assert line.getMessage().endswith(
+                ": cancelled while running; the handler's outcome was not written"
+            )
+            assert (line.outcome, line.queue, line.kind) == ("cancelled", "media", kind)  # type: ignore[attr-defined]
+            assert (await client.get_job(job.id)).state is S.CANCELLED
+        data = reader.get_metrics_data()
+        assert data is not None
+        counted = {
+            (point.attributes["outcome"], point.attributes["kind"]): point.value
+            for resource in data.resource_metrics
+            for scope in resource.scope_metrics
+            for metric in scope.metrics
+            if metric.name == "awa.attempts"
+            for point in metric.data.data_points
+        }
+        assert counted == {("cancelled", "work"): 1, ("cancelled", "block"): 1}
+
+    caplog.set_level(logging.INFO, logger="awa.worker")
     run(story)

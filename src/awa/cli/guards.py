@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from awa.cli.session import Refused, Session
+from awa.escaping import printable
 
 __all__ = ["add_filter_options", "confirm", "filter_text", "require_filter"]
 
@@ -35,7 +36,7 @@ def confirm(session: Session, args: argparse.Namespace, action: str) -> None:
         return
     if not session.stdin.isatty():
         raise Refused(f"refusing to {action} without --yes: stdin is not a terminal")
-    session.stderr.write(f"{action}? [y/N] ")
+    session.stderr.write(f"{printable(action)}? [y/N] ")
     session.stderr.flush()
     answer = session.stdin.readline().strip().lower()
     if answer not in ("y", "yes"):

@@ -6,10 +6,11 @@ tables show the same data; rich is imported only when a table is printed.
 
 User data is data. Job arguments, error texts and tracebacks come from whoever inserted or ran
 the job, so the human output never reads them as rich markup (``[bold]`` stays ``[bold]``, a
-stray ``[/quote]`` cannot crash it) and shows control characters escaped (``\\x1b``, not an
-escape sequence the terminal would obey): every printer here goes through ``printable``. JSON
-output keeps the data exact; it only writes DEL and the C1 controls as ``\\u`` escapes, which
-parse back to the same characters.
+stray ``[/quote]`` cannot crash it) and shows control and format characters escaped (``\\x1b``,
+``\\u202e``, not an escape sequence the terminal would obey or a reversed line): every printer
+here goes through ``awa.escaping.printable``. JSON output keeps the data exact; it only writes
+the characters JSON leaves raw (DEL, C1, format characters) as ``\\u`` escapes, which parse back
+to the same characters.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, TextIO
 import cattrs
 
 from awa.domain import DlqEntry, ErrorEntry, Job, JobState
+from awa.escaping import printable, printable_json
 from awa.ports import QueueStats, UnhandledKind
 
 __all__ = [
@@ -43,27 +45,6 @@ __all__ = [
     "unhandled_data",
     "when",
 ]
-
-# C0 (but newline and tab, where a multi-line field keeps its lines), DEL and C1: ESC starts
-# a terminal escape sequence, BEL rings, CR overwrites what the line showed, and 0x9b is a
-# one-byte CSI on terminals that honour 8-bit controls
-_CONTROLS = [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)]
-_ESCAPED = {code: f"\\x{code:02x}" for code in _CONTROLS}
-_ESCAPED_KEEPING_LINES = {code: e for code, e in _ESCAPED.items() if chr(code) not in "\n\t"}
-_JSON_ESCAPED = {code: f"\\u{code:04x}" for code in (0x7F, *range(0x80, 0xA0))}
-
-
-def printable(text: str, *, lines: bool = False) -> str:
-    """``text`` safe to show on a terminal: control characters as ``\\xNN`` (newline and tab
-    kept when ``lines``), unpaired surrogates as ``\\udcNN``. Markup is not touched here; the
-    printers below never interpret it."""
-    shown = text.translate(_ESCAPED_KEEPING_LINES if lines else _ESCAPED)
-    try:
-        shown.encode("utf-8")
-    except UnicodeEncodeError:
-        shown = shown.encode("utf-8", "backslashreplace").decode("utf-8")
-    return shown
-
 
 converter = cattrs.Converter()
 converter.register_unstructure_hook(datetime, lambda d: d.astimezone(timezone.utc).isoformat())
@@ -117,12 +98,12 @@ def unhandled_data(waiting: UnhandledKind, now: datetime) -> dict[str, Any]:
 
 
 def print_json(document: Mapping[str, Any], out: TextIO | None = None) -> None:
-    """One JSON document, keys in a stable order, then a newline. DEL and C1 controls are
-    written as ``\\u`` escapes (JSON already escapes C0): the same data, harmless on a
-    terminal."""
+    """One JSON document, keys in a stable order, then a newline. DEL, C1 and format
+    characters are written as ``\\u`` escapes (JSON already escapes C0): the same data,
+    harmless on a terminal."""
     stream = out or sys.stdout
     text = json.dumps(document, indent=2, ensure_ascii=False, default=str)
-    stream.write(text.translate(_JSON_ESCAPED))
+    stream.write(printable_json(text))
     stream.write("\n")
 
 

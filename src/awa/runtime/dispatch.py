@@ -20,7 +20,7 @@ from typing import Any
 
 from awa.domain import Fail, Outcome, SerializationError
 from awa.domain import Job as JobRecord
-from awa.ports import Finish
+from awa.ports import Finish, StaleReason
 from awa.runtime import django_connections
 from awa.runtime.attempt_table import AttemptTable, PendingOutcome
 from awa.runtime.attempts import Attempt, AttemptEnded
@@ -44,9 +44,14 @@ def _span(attempt: Attempt) -> AbstractContextManager[object]:
 
 
 def ended_without_write(
-    attempt: Attempt, ending: Ending, job: JobRecord | None = None
+    attempt: Attempt,
+    ending: Ending,
+    job: JobRecord | None = None,
+    *,
+    stale_reason: StaleReason | None = None,
 ) -> AttemptEnd:
-    """An attempt that ended by the worker's own hand (dropped, released)."""
+    """An attempt that ended without an outcome of its handler's written: by the worker's own
+    hand (dropped, released), or cancelled while its handler ran."""
     claimed = attempt.claimed
     error = job.errors[-1].error if job is not None and job.errors else None
     return AttemptEnd(
@@ -58,6 +63,7 @@ def ended_without_write(
         ending=ending,
         handler_s=time.monotonic() - attempt.started_monotonic,
         error=error,
+        stale_reason=stale_reason,
         job=job,
     )
 
@@ -168,7 +174,16 @@ class Dispatch:
         if attempt.dropped:
             return
         self.table.release(attempt)
-        if outcome is None or attempt.ended:
+        if attempt.ended:
+            # cancelled while it ran: nothing is written, but it is heard once like any end
+            # (a rescued attempt is the leader's to report, and a released one shutdown's)
+            if attempt.cancelled.is_set() and self.observers.hears(Ending.CANCELLED):
+                ended = ended_without_write(
+                    attempt, Ending.CANCELLED, stale_reason=StaleReason.CANCELLED
+                )
+                self.observers.attempt_ended(ended)
+            return
+        if outcome is None:
             return
         progress, metadata = attempt.take_buffers()
         finish = Finish(attempt.lease, outcome, progress, metadata, claimed=attempt.claimed)

@@ -4,9 +4,14 @@ Every line carries its fields as ``extra`` (``job_id``, ``kind``, ``queue``, ``a
 ``max_attempts``, ``outcome``, ``duration_s``, ``error_type``, ``error``, and for a retry or a
 snooze ``next_run_at``), so a JSON formatter (``awa worker --log-format json``) writes them as
 keys. "after 0.009s" is how long the handler ran; the job runs again at ``next_run_at``.
-Failures, rescues, releases and dropped handlers are WARNING; snoozes, parks, cancels by the
-handler and refused late finishes INFO; completions DEBUG (one line per job at INFO would cost
-a busy worker a fifth of its throughput). The logger is ``awa.worker``.
+Failures, rescues, releases and dropped handlers are WARNING; snoozes, parks, cancels (by the
+handler, or from outside while it ran) and refused late finishes INFO; completions DEBUG (one
+line per job at INFO would cost a busy worker a fifth of its throughput). The logger is
+``awa.worker``.
+
+The job data a message quotes (kind, queue, error text) is escaped there
+(``awa.escaping.printable``), so each attempt is one line under any formatter, not only under
+``awa worker``'s own (``awa.worker.log_output``); the ``extra`` fields keep it exact.
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ from collections.abc import Sequence
 from datetime import timezone
 from typing import Any
 
-from awa.ports import Rescued
+from awa.escaping import printable
+from awa.ports import Rescued, StaleReason
 from awa.runtime.observe import AttemptEnd, Ending, MaintenanceReport, Observer
 
 __all__ = ["AttemptLog"]
@@ -63,9 +69,11 @@ class AttemptLog(Observer):
 
     def attempt_ended(self, end: AttemptEnd) -> None:
         level = _LEVELS[end.ending]
-        why = f": {end.error}" if end.error else ""
+        why = f": {printable(end.error)}" if end.error else ""
         if end.ending is Ending.STALE and end.stale_reason is not None:
             why = f": the attempt no longer owned the job ({end.stale_reason})"
+        elif end.ending is Ending.CANCELLED and end.stale_reason is StaleReason.CANCELLED:
+            why = ": cancelled while running; the handler's outcome was not written"
         elif end.ending is Ending.RELEASED and end.job is not None:
             why += f"; now {end.job.state.value}"  # retryable at once, or failed when spent
         fields = _fields(end)
@@ -75,8 +83,8 @@ class AttemptLog(Observer):
             level,
             "job %s (%s, queue %s) attempt %s/%s %s after %.3fs%s",
             end.job_id,
-            end.kind,
-            end.queue,
+            printable(end.kind),
+            printable(end.queue),
             end.attempt,
             end.max_attempts,
             end.ending.value,
@@ -92,11 +100,11 @@ class AttemptLog(Observer):
             log.warning(
                 "job %s (%s, queue %s) attempt %s/%s rescued: %s; now %s",
                 job.id,
-                job.kind,
-                job.queue,
+                printable(job.kind),
+                printable(job.queue),
                 job.attempt,
                 job.max_attempts,
-                item.cause.error,
+                printable(item.cause.error),
                 where,
                 extra={
                     "job_id": job.id,

@@ -45,7 +45,7 @@ class Ending(str, enum.Enum):
     RETRIED = "retried"  # failed, attempts remain: retryable
     FAILED = "failed"  # failed for good (terminal error, or attempts spent)
     SNOOZED = "snoozed"
-    CANCELLED = "cancelled"  # by the handler
+    CANCELLED = "cancelled"  # by the handler, or from outside while it ran
     WAITING = "waiting"  # parked on a callback
     RELEASED = "released"  # the worker shut down before the handler returned
     STALE = "stale"  # the attempt had lost its job: its outcome was refused
@@ -74,7 +74,10 @@ _BY_STATE = {
 
 class AttemptEnd(NamedTuple):
     """One ended attempt: which job, how it ended, how long its handler ran, and the error
-    recorded for it (``None`` when it ended without one).
+    recorded for it (``None`` when it ended without one). ``stale_reason`` says why the
+    attempt had lost its job: for ``STALE``, why its outcome was refused; for ``CANCELLED``,
+    ``StaleReason.CANCELLED`` when the job was cancelled while its handler ran (``None`` when
+    the handler cancelled it).
 
     An immutable ``NamedTuple`` rather than a frozen attrs class: a busy worker makes one per
     ended attempt for its observers, and a frozen attrs class costs twice as much to build."""

@@ -3,13 +3,14 @@
 Each service's ``run_once(now)`` does one bounded batch and returns how many seconds until it
 wants to run again (``None``: only when woken). The scheduler runs every service that is due
 or was woken, then sleeps on the clock until the next one is due or a wake-up arrives; a
-simulation drives ``ready``/``run`` itself instead, choosing the order.
+simulation drives ``ready``/``run`` itself instead, choosing the order. A service that raises
+runs again after a backoff, and its run of failures is logged once, not once per try
+(``awa.runtime.service_failures``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -17,13 +18,9 @@ from typing import Any, Protocol
 import attrs
 
 from awa.ports import Clock
+from awa.runtime.service_failures import FailureEpisode
 
-__all__ = ["ERROR_BACKOFF_S", "Scheduler", "Service"]
-
-log = logging.getLogger("awa.runtime")
-
-#: how long a service that raised waits before it runs again
-ERROR_BACKOFF_S = 1.0
+__all__ = ["Scheduler", "Service"]
 
 
 class Service(Protocol):
@@ -37,6 +34,7 @@ class _Slot:
     """Scheduling state of one service."""
 
     service: Service
+    failures: FailureEpisode
     due_at: datetime | None = None
     woken: bool = False
     task: asyncio.Task[None] | None = None
@@ -46,7 +44,7 @@ class _Slot:
 class Scheduler:
     def __init__(self, clock: Clock, services: Sequence[Service]) -> None:
         self.clock = clock
-        self._slots = {service.name: _Slot(service) for service in services}
+        self._slots = {s.name: _Slot(s, FailureEpisode(s.name)) for s in services}
         self._wakeup: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -109,10 +107,10 @@ class Scheduler:
             delay_s = await slot.service.run_once(now)
         except asyncio.CancelledError:
             raise
-        except Exception:
-            log.exception("%s failed; retrying in %ss", name, ERROR_BACKOFF_S)
-            delay_s = ERROR_BACKOFF_S
+        except Exception as error:
+            delay_s = slot.failures.failed(error, now)
         else:
+            slot.failures.succeeded(self.clock.now())  # the episode ends when the run does
             slot.succeeded_at = now
         slot.due_at = None if delay_s is None else now + timedelta(seconds=delay_s)
 

@@ -15,12 +15,13 @@ module             does
 
 from awa.worker.app import load_app
 from awa.worker.errors import WorkerError
-from awa.worker.log_output import JsonFormatter, configure_logging
+from awa.worker.log_output import JsonFormatter, TextFormatter, configure_logging
 from awa.worker.run import run_worker
 from awa.worker.settings import WorkerSettings
 
 __all__ = [
     "JsonFormatter",
+    "TextFormatter",
     "WorkerError",
     "WorkerSettings",
     "configure_logging",

@@ -112,6 +112,12 @@ class LocalCluster:
             str(self.bindir / "initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust",
             "-E", "UTF8", "--locale=C", "--no-sync",
         )  # fmt: skip
+        self.resume()
+        self.url = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+        return self.url
+
+    def resume(self) -> None:
+        """Start the server (again, after ``halt``) on the same port."""
         options = [
             f"-p {self.port}",
             f"-k {self.base}",
@@ -124,8 +130,10 @@ class LocalCluster:
             str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l", str(self.base / "server.log"),
             "-w", "-t", "60", "-o", " ".join(options), "start",
         )  # fmt: skip
-        self.url = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
-        return self.url
+
+    def halt(self) -> None:
+        """Stop the server in fast mode, keeping its data: ``resume`` starts it again."""
+        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-w", "-m", "fast", "stop")
 
     def restart(self) -> None:
         """``pg_ctl restart`` in fast mode: every client is disconnected (its open

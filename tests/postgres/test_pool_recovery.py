@@ -190,3 +190,26 @@ def _waiting_for_a_lock(admin: psycopg.Connection[Any], database: str) -> bool:
         [conninfo_to_dict(database)["dbname"]],
     ).fetchone()
     return bool(row and row[0])
+
+
+def test_one_call_on_a_dead_connection_replaces_its_idle_siblings(
+    database: str, admin: psycopg.Connection[Any]
+) -> None:
+    """A restart ends every session: before, each idle connection the pool held failed one call
+    in turn (a worker's claim, retried with a growing backoff, took 1+2+4+... s to come back);
+    now the first call that finds its connection dead has the others replaced."""
+    with PostgresStore(database, pool_size=4, **BOUNDS) as store:
+        pool = store.pool
+        held = [pool.getconn(timeout=5) for _ in range(4)]  # four connections, all opened
+        for conn in held:
+            pool.putconn(conn)
+        until(lambda: pool.get_stats().get("pool_available", 0) == 4, "4 idle connections", 5)
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = %s AND pid <> pg_backend_pid()",
+            (conninfo_to_dict(database)["dbname"],),
+        )
+        with pytest.raises(DatabaseError):
+            store.insert([NewJob(kind="k")])  # the first call meets a dead connection
+        for _ in range(4):  # and no later one does
+            store.insert([NewJob(kind="k")])

@@ -33,9 +33,11 @@ __all__ = ["POOL_LOGGER", "TRACEBACK_PREFIX", "JsonFormatter", "TextFormatter", 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 #: what starts each line of a traceback in the text form (a record starts with its time)
 TRACEBACK_PREFIX = "  | "
-#: psycopg's pool: while the worker starts, its connection errors (several lines each) would
-#: repeat the one-line error the worker reports itself, so they are held back until the
-#: database has answered once (``awa.worker.run``)
+#: psycopg's pool: held back below ERROR for the worker's whole run. Its connection errors
+#: (several lines each, one per reconnect attempt, about a second apart) would repeat what the
+#: worker says once itself: the one-line error of an unreachable database at start, and during
+#: an outage one WARNING when it is lost and one INFO when it is back
+#: (``awa.runtime.service_failures``)
 POOL_LOGGER = "psycopg.pool"
 
 # what every LogRecord has: anything else on a record came as ``extra``

@@ -22,7 +22,6 @@ from collections.abc import Callable
 from awa.client import AsyncClient
 from awa.ports import Probes
 from awa.runtime.observe import Observer
-from awa.worker.log_output import POOL_LOGGER
 from awa.worker.probes import serve_probes
 from awa.worker.settings import WorkerSettings
 
@@ -69,7 +68,6 @@ async def run_worker(client: AsyncClient, settings: WorkerSettings) -> int:
     client.registry.check_workable([config.queue for config in configs])
     if isinstance(client.store, Probes):  # an unreachable database: one line, now
         await asyncio.to_thread(client.store.ping)
-    logging.getLogger(POOL_LOGGER).setLevel(logging.NOTSET)  # connected: its news is news
     stops: list[Callable[[], object]] = []
     host = f"[{settings.host}]" if ":" in settings.host else settings.host  # an IPv6 address
     observers: list[Observer] = []

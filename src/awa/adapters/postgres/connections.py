@@ -523,14 +523,16 @@ class PoolCalls:
                 if not bounded:
                     yield conn
                     return
+                began = time.monotonic()
                 watch = self._watchdog.watch(conn, self._bounds.call_timeout_s, action)
                 try:
                     with watch:
                         yield conn
                 finally:
-                    if watch.fired and watch.started_at > self._drained_at:
-                        # the first silent connection since the last drain: its idle siblings
-                        # probably went silent with it, so replace them all
+                    if (watch.fired or conn.broken) and began > self._drained_at:
+                        # the first connection found dead since the last drain (gone silent,
+                        # or closed by a server that restarted): its idle siblings probably
+                        # died with it, so replace them all rather than fail a call on each
                         self._drained_at = time.monotonic()
                         self._pool.drain()
         except PoolTimeout as exc:

@@ -99,12 +99,18 @@ def _works(call: Callable[[], object]) -> bool:
     return True
 
 
+def _pooled_call(store: PostgresStore) -> None:
+    """A call that needs a connection of the pool (a health check opens one of its own when
+    the pool has none to hand at once)."""
+    store.count_jobs()
+
+
 def _storm_breaks_the_pool(store: PostgresStore, storm: Storm, failures: int) -> None:
     """Begin the storm, let the store's one connection die, and wait for the pool's attempts to
     open a new one to fail ``failures`` times."""
-    store.ping()
+    _pooled_call(store)
     storm.begin()
-    assert not _works(store.ping)  # its connection was ended: the pool opens another...
+    assert not _works(lambda: _pooled_call(store))  # its connection ended: the pool opens another
     until(lambda: _failed_attempts(store) >= failures, f"{failures} failed attempts", 15.0)
 
 
@@ -126,10 +132,10 @@ def test_a_call_during_a_storm_says_the_server_refuses_new_connections(
     with PostgresStore(database, pool_size=1, **BOUNDS) as store:
         _storm_breaks_the_pool(store, storm, 1)
         with pytest.raises(DatabaseError) as raised:
-            store.ping()
+            _pooled_call(store)
     message = str(raised.value)
     assert message.startswith(
-        f"pinging the database failed: no connection from the pool within {CALL_TIMEOUT_S:g}s:"
+        f"counting jobs failed: no connection from the pool within {CALL_TIMEOUT_S:g}s:"
         " the server refuses new connections: cannot connect to PostgreSQL at "
     )
     assert "is not currently accepting connections" in message  # the server's reason
@@ -144,19 +150,19 @@ def test_a_call_that_found_every_connection_in_use_says_so(
         PostgresStore(database, pool_size=1, **BOUNDS) as store,
         psycopg.connect(database) as other,
     ):
-        store.ping()
+        _pooled_call(store)
         other.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
         migrating = threading.Thread(target=store.migrate)
         migrating.start()
         try:
             until(lambda: _waiting_for_a_lock(admin, database), "the migration waits", 10.0)
             with pytest.raises(DatabaseError) as raised:
-                store.ping()
+                _pooled_call(store)
         finally:
             other.commit()
             migrating.join()
     assert str(raised.value) == (
-        f"pinging the database failed: no connection from the pool within {CALL_TIMEOUT_S:g}s:"
+        f"counting jobs failed: no connection from the pool within {CALL_TIMEOUT_S:g}s:"
         " all 1 of its connections were in use"
     )
 
@@ -175,9 +181,9 @@ def test_a_pool_still_in_its_backoff_is_told_apart_from_one_in_use(
             _storm_breaks_the_pool(store, storm, 3)  # at 0, 1 and 3 s; the next at 7 s
             storm.end()
             with pytest.raises(DatabaseError) as raised:
-                store.ping()
+                _pooled_call(store)
     assert str(raised.value).startswith(
-        "pinging the database failed: no connection from the pool within 2s: 0 of its 1"
+        "counting jobs failed: no connection from the pool within 2s: 0 of its 1"
         " connections were in use, and it was still opening the others again after failed"
         " attempts ("
     )

@@ -5,6 +5,7 @@ line that says how to make one (and makes nothing)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,10 @@ import pytest
 from awa.adapters.memory import ManualClock
 from awa.adapters.sqlite import LATEST_VERSION, SqliteStore
 from awa.adapters.sqlite.migrations import MIGRATIONS
-from awa.domain import JobState, NewJob
+from awa.domain import Fail, JobState, NewJob
+from awa.ports import Finish
 from tests.cli.conftest import Ran, run_awa
+from tests.planting import plant_in_sqlite
 
 Awa = Callable[..., Ran]
 
@@ -62,3 +65,57 @@ def test_job_dump_list_cancel_and_retry_on_a_sqlite_file(awa: Awa, tmp_path: Pat
     stats = awa("queue", "stats", "--json").json
     [media] = [queue for queue in stats["queues"] if queue["queue"] == "media"]
     assert media["counts"]["available"] == 7
+
+
+def test_a_job_whose_run_at_cannot_be_read_is_listed_dumped_and_cancelled(
+    awa: Awa, tmp_path: Path
+) -> None:
+    """A year-10000 run_at broke ``awa job list``, ``dump`` and ``cancel``: they show what is
+    stored instead of failing, and the cancel goes through."""
+    clock = ManualClock()
+    with SqliteStore(str(tmp_path / "jobs.db"), clock=clock) as store:
+        [later] = store.insert([NewJob(kind="report", run_at=clock.now() + timedelta(hours=1))])
+    plant_in_sqlite(tmp_path / "jobs.db", later.id, "run_at", too_late=True)
+    listed = awa("job", "list")
+    assert listed.code == 0, listed
+    assert f"{2**62} (as stored: after 9999-01-01" in listed.stdout
+    dumped = awa("job", "dump", str(later.id))
+    assert dumped.code == 0, dumped
+    assert "after 9999-01-01, the latest time awa reads" in dumped.stdout
+    as_json = awa("--json", "job", "dump", str(later.id)).json
+    assert as_json["job"]["unreadable"] == [
+        {
+            "column": "run_at",
+            "raw": str(2**62),
+            "reason": "after 9999-01-01, the latest time awa reads",
+        }
+    ]
+    assert awa("job", "cancel", str(later.id)).code == 0
+
+
+def test_a_retry_at_a_later_time_waits_for_it_and_a_bad_time_is_one_line(
+    awa: Awa, tmp_path: Path
+) -> None:
+    clock = ManualClock()
+    with SqliteStore(str(tmp_path / "jobs.db"), clock=clock) as store:
+        store.set_dlq_enabled("dead", True)
+        failed = []
+        for queue in ("media", "dead"):
+            [job] = store.insert([NewJob(kind="transcode", queue=queue, max_attempts=1)])
+            [claimed] = store.claim(queue, limit=1)
+            store.finish([Finish(claimed.lease, Fail("boom"))])
+            failed.append(job.id)
+    later = "2099-01-01T03:00:00Z"
+    retried = awa("--json", "job", "retry", str(failed[0]), "--run-at", later).json
+    assert (retried["job"]["state"], retried["job"]["run_at"]) == (
+        "scheduled",
+        "2099-01-01T03:00:00+00:00",
+    )
+    redriven = awa("--json", "dlq", "retry", str(failed[1]), "--run-at", later).json
+    assert redriven["job"]["state"] == "scheduled"
+    awa("job", "retry", str(failed[0]), "--run-at", "2030-01-01T03:00").assert_one_line_error(
+        "UTC offset", code=2
+    )
+    awa("job", "retry", str(failed[0]), "--run-at", "0001-01-01T00:00+14:00").assert_one_line_error(
+        "run_at must be from 1970-01-01 to 9999-01-01 UTC", code=2
+    )

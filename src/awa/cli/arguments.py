@@ -9,7 +9,11 @@ that runs it. ``awa.cli.main`` then calls that function; it never lists commands
 from __future__ import annotations
 
 import argparse
+from datetime import datetime
 from typing import TYPE_CHECKING, NoReturn, TypeAlias
+
+from awa.domain import ValidationError
+from awa.domain.validation import check_instant, shown
 
 if TYPE_CHECKING:
     from awa.cli.session import Command
@@ -18,10 +22,12 @@ __all__ = [
     "Commands",
     "Parser",
     "UsageError",
+    "add_run_at",
     "command",
     "common_options",
     "duration",
     "group",
+    "instant",
     "job_id",
     "on_off",
     "port",
@@ -148,6 +154,37 @@ def duration(text: str) -> float:
 def seconds(text: str) -> float:
     """A duration like ``duration``'s, where 0 is allowed too (0: none)."""
     return _seconds(text, allow_zero=True)
+
+
+def instant(text: str) -> datetime:
+    """An ISO 8601 time with its UTC offset (``2030-01-01T03:00:00Z``, ``...+02:00``), within
+    the bounds every store keeps: refused before anything is sent, as the store would."""
+    written = text.strip()
+    try:
+        when = datetime.fromisoformat(written[:-1] + "+00:00" if written[-1:] in "Zz" else written)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"a time is ISO 8601 with its offset (2030-01-01T03:00:00Z), got {shown(text)}"
+        ) from None
+    if when.utcoffset() is None:
+        raise argparse.ArgumentTypeError(
+            f"give the time's UTC offset (2030-01-01T03:00:00Z or ...+02:00), got {shown(text)}"
+        )
+    try:
+        return check_instant("run_at", when)
+    except ValidationError as refused:
+        raise argparse.ArgumentTypeError(str(refused)) from None
+
+
+def add_run_at(parser: argparse.ArgumentParser) -> None:
+    """``--run-at`` for a retry: the job waits (``scheduled``) until then instead of running
+    at once."""
+    parser.add_argument(
+        "--run-at",
+        type=instant,
+        metavar="TIME",
+        help="run then, not now: ISO 8601 with its offset (2030-01-01T03:00:00Z)",
+    )
 
 
 def on_off(text: str) -> bool:

@@ -6,9 +6,10 @@ terminal and refuse without ``--yes`` when stdin is not one (``awa.cli.guards``)
 from __future__ import annotations
 
 import argparse
+from datetime import datetime
 
 from awa.cli import output as out
-from awa.cli.arguments import Commands, command, group, job_id, positive
+from awa.cli.arguments import Commands, add_run_at, command, group, job_id, positive
 from awa.cli.guards import add_filter_options, confirm, filter_text, require_filter
 from awa.cli.session import Refused, Session
 from awa.domain import AwaError, Job, JobNotFound
@@ -50,10 +51,12 @@ def add_parser(commands: Commands) -> None:
         dlq, "retry", "move one entry back to available with a fresh attempt budget", dlq_retry
     )
     p.add_argument("id", type=job_id)
+    add_run_at(p)
     p = command(
         dlq, "retry-bulk", "retry every matching entry with a fresh attempt budget", dlq_retry_bulk
     )
     add_filter_options(p, "retry", "entries")
+    add_run_at(p)
     p = command(dlq, "purge", "delete one entry (ID) or the matching entries, for good", dlq_purge)
     p.add_argument("id", type=job_id, nargs="?", help="only this entry")
     add_filter_options(p, "delete", "entries")
@@ -81,11 +84,11 @@ def count_matching(store: ClaimStore, queue: str | None, kind: str | None) -> st
     return f"{found}+" if found >= BATCH_SIZE_MAX else str(found)
 
 
-def retry_dead_letter(store: ClaimStore, job_id: int) -> Job:
-    """Row 20 for one job; ``JobNotInDlq`` (saying where the job is) when it exists but is
-    not dead-lettered, ``JobNotFound`` when it does not exist."""
+def retry_dead_letter(store: ClaimStore, job_id: int, run_at: datetime | None = None) -> Job:
+    """Row 20 for one job (at ``run_at`` when given); ``JobNotInDlq`` (saying where the job
+    is) when it exists but is not dead-lettered, ``JobNotFound`` when it does not exist."""
     try:
-        return store.retry_from_dlq(job_id)
+        return store.retry_from_dlq(job_id, run_at=run_at)
     except JobNotFound:
         raise not_dead_lettered(store, job_id) from None
 
@@ -149,7 +152,7 @@ def dlq_depth(args: argparse.Namespace, session: Session) -> None:
 
 def dlq_retry(args: argparse.Namespace, session: Session) -> None:
     with session.client(args) as client:
-        job = retry_dead_letter(client.store, args.id)
+        job = retry_dead_letter(client.store, args.id, args.run_at)
     out.print_job_result("back from the dead-letter queue", job, session.stdout, as_json=args.json)
 
 
@@ -159,7 +162,9 @@ def dlq_retry_bulk(args: argparse.Namespace, session: Session) -> None:
         if args.all and args.queue is None and args.kind is None:
             count = count_matching(client.store, None, None)
             confirm(session, args, f"retry all {count} dead-letter entries in every queue")
-        jobs = client.bulk_retry_from_dlq(queue=args.queue, kind=args.kind, all=args.all)
+        jobs = client.bulk_retry_from_dlq(
+            queue=args.queue, kind=args.kind, all=args.all, run_at=args.run_at
+        )
     line = retried_text(len(jobs), args.queue, args.kind)
     out.print_jobs_result("retried", jobs, line, session.stdout, as_json=args.json)
 

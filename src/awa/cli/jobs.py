@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from awa.cli import output as out
-from awa.cli.arguments import Commands, command, group, job_id, positive
+from awa.cli.arguments import Commands, add_run_at, command, group, job_id, positive
 from awa.cli.diagnosis import diagnose, error_rounds
 from awa.cli.guards import add_filter_options, confirm, filter_text, require_filter
 from awa.cli.session import Session
@@ -72,6 +72,7 @@ def add_parser(commands: Commands) -> None:
         job, "retry", "run a failed or cancelled job again with a fresh attempt budget", job_retry
     )
     p.add_argument("id", type=job_id)
+    add_run_at(p)
     p = command(
         job,
         "retry-failed",
@@ -79,6 +80,7 @@ def add_parser(commands: Commands) -> None:
         job_retry_failed,
     )
     add_filter_options(p, "retry", "failed jobs")
+    add_run_at(p)
     p = command(
         job,
         "discard-failed",
@@ -119,7 +121,7 @@ def _job_fields(job: Job) -> list[tuple[str, str]]:
     callback = "-"
     if job.callback_id:
         callback = f"{job.callback_id} (times out {out.when(job.callback_timeout_at)})"
-    return [
+    fields = [
         ("id", str(job.id)),
         ("kind", job.kind),
         ("queue", job.queue),
@@ -139,6 +141,7 @@ def _job_fields(job: Job) -> list[tuple[str, str]]:
         ("progress", out.compact_json(job.progress) if job.progress is not None else "-"),
         ("callback", callback),
     ]
+    return [(name, out.stored(job, name, shown)) for name, shown in fields]
 
 
 def job_dump(args: argparse.Namespace, session: Session) -> None:
@@ -279,7 +282,7 @@ def job_cancel(args: argparse.Namespace, session: Session) -> None:
 
 def job_retry(args: argparse.Namespace, session: Session) -> None:
     with session.client(args) as client:
-        job = client.retry(args.id)
+        job = client.retry(args.id, run_at=args.run_at)
     out.print_job_result("retried", job, session.stdout, as_json=args.json)
 
 
@@ -296,7 +299,9 @@ def job_retry_failed(args: argparse.Namespace, session: Session) -> None:
         if args.all and args.queue is None and args.kind is None:
             count = _failed_matching(client, None, None)
             confirm(session, args, f"retry all {count} failed jobs in every queue")
-        jobs = client.retry_failed(queue=args.queue, kind=args.kind, all=args.all)
+        jobs = client.retry_failed(
+            queue=args.queue, kind=args.kind, all=args.all, run_at=args.run_at
+        )
     if args.json:
         out.print_json(
             {"retried": len(jobs), "jobs": [out.job_data(j) for j in jobs]}, session.stdout

@@ -42,6 +42,7 @@ __all__ = [
     "print_json",
     "printable",
     "stats_data",
+    "stored",
     "unhandled_data",
     "when",
 ]
@@ -112,6 +113,15 @@ def when(moment: datetime | None) -> str:
     if moment is None:
         return "-"
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def stored(job: Job, column: str, shown: str) -> str:
+    """``shown`` (a column of ``job`` as a table shows it), or, when its store could not read
+    that column back (``Job.unreadable``), what it holds and why it cannot be read."""
+    for found in job.unreadable:
+        if found.column == column:
+            return f"{found.raw} (as stored: {found.reason})"
+    return shown
 
 
 def human_duration(seconds: float | None) -> str:
@@ -217,7 +227,7 @@ def job_rows(jobs: Iterable[Job]) -> Iterator[list[str]]:
             job.state.value,
             attempts(job),
             str(job.priority),
-            when(job.run_at),
+            stored(job, "run_at", when(job.run_at)),
             last_error(job),
         ]
 

@@ -19,7 +19,7 @@ import awa
 from awa.domain import ValidationError
 from awa.ports import ClaimStore, Finish, PartlyWritten, WriteResult
 from awa.runtime.observe import AttemptEnd, Ending, Observer
-from awa.runtime.scheduler import ERROR_BACKOFF_S
+from awa.runtime.service_failures import ERROR_BACKOFF_S
 
 from .conftest import Backend, reaches, run
 

@@ -87,7 +87,8 @@ def shown(value: object) -> str:
     if isinstance(value, int) and not -_JSON_INTEGER_BOUND < value < _JSON_INTEGER_BOUND:
         return f"an integer of about {int(abs(value).bit_length() * 0.30103):,} digits"
     try:
-        text = repr(value)
+        # a time as it is written (ISO 8601, offset included), not as Python builds one
+        text = value.isoformat() if isinstance(value, datetime) else repr(value)
     except Exception:
         return f"a {type(value).__name__}"
     if len(text) > _SHOWN_CHARS_MAX:

@@ -111,8 +111,10 @@ def test_a_retry_at_a_later_time_waits_for_it_and_a_bad_time_is_one_line(
         "scheduled",
         "2099-01-01T03:00:00+00:00",
     )
-    redriven = awa("--json", "dlq", "retry", str(failed[1]), "--run-at", later).json
-    assert redriven["job"]["state"] == "scheduled"
+    redriven = awa("dlq", "retry", str(failed[1]), "--run-at", later)
+    assert "state scheduled until 2099-01-01 03:00:00Z," in redriven.stdout, redriven
+    stats = awa("queue", "stats").stdout
+    assert "default is the maintenance leader's RuntimeConfig: completed 1d" in stats
     awa("job", "retry", str(failed[0]), "--run-at", "2030-01-01T03:00").assert_one_line_error(
         "UTC offset", code=2
     )

@@ -246,8 +246,9 @@ def print_job_result(
 def job_result(verb: str, job: Job) -> str:
     """One line naming the job, what was done to it and where that left it (the dashboard
     says the same after its actions)."""
+    runs = f" until {when(job.run_at)}" if job.state is JobState.SCHEDULED else ""
     return (
-        f"job {job.id} ({job.kind} on {job.queue}) {verb}; state {job.state.value},"
+        f"job {job.id} ({job.kind} on {job.queue}) {verb}; state {job.state.value}{runs},"
         f" attempt {attempts(job)}, run_lease {job.run_lease}"
     )
 

@@ -12,6 +12,7 @@ from awa.cli.arguments import Commands, command, duration, group, on_off
 from awa.cli.guards import confirm
 from awa.cli.session import Refused, Session
 from awa.domain import JobState
+from awa.domain.retention import DLQ_RETENTION_S, FAILED_RETENTION_S, FINISHED_RETENTION_S
 from awa.ports import QueueSettings, TracksWorkers, UnhandledKind
 
 __all__ = [
@@ -170,11 +171,13 @@ def queue_stats(args: argparse.Namespace, session: Session) -> None:
             *(str(d["counts"][s]) for s in states),
             f"{d['dlq_depth']}{'' if d['dlq_enabled'] else ' (off)'}",
             out.human_duration(d["oldest_available_age_s"]),
-            "/".join(_default(d[f"{kept}_retention_s"]) for kept in ("finished", "failed", "dlq")),
+            "/".join(_default(d[f"{kept}_retention_s"]) for kept in _KEPT),
         ]
         for d in data
     )
     out.print_table(None, columns, rows, session.stdout)
+    if any(d[f"{kept}_retention_s"] is None for d in data for kept in _KEPT):
+        out.print_line(_DEFAULTS_NOTE, session.stdout)
     for waiting in unhandled or []:
         out.print_line(_unhandled_warning(waiting, now), session.stdout)
 
@@ -186,6 +189,16 @@ def _unhandled_warning(waiting: UnhandledKind, now: datetime) -> str:
         f" (oldest {age}) and no live worker there handles {waiting.kind}: start one, or"
         " insert on the queue its workers listen on (declare it once with @awa.job_kind)"
     )
+
+
+_KEPT = ("finished", "failed", "dlq")
+#: what "default" in the retention column stands for
+_DEFAULTS_NOTE = (
+    "keep: default is the maintenance leader's RuntimeConfig: completed"
+    f" {out.human_duration(FINISHED_RETENTION_S)}, failed and cancelled"
+    f" {out.human_duration(FAILED_RETENTION_S)}, dead letters"
+    f" {out.human_duration(DLQ_RETENTION_S)} unless its worker sets others"
+)
 
 
 def _default(seconds: float | None) -> str:

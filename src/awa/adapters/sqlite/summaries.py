@@ -9,42 +9,14 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from awa.adapters._core import JobQuery
-from awa.adapters._unreadable import Decoders, read_fields
+from awa.adapters._summaries import STATEMENTS, SUMMARY_COLUMNS, summary_decoders, summary_params
+from awa.adapters._unreadable import read_fields
 from awa.adapters.sqlite._rows import _STATES, JOB_DECODERS, read_time, time_of
-from awa.ports.listing import SUMMARY_FIELDS, Home, JobSummary
+from awa.ports.listing import JobSummary
 
 __all__ = ["STATEMENTS", "SUMMARY_COLUMNS", "summaries_of", "summary_params"]
 
-SUMMARY_COLUMNS = SUMMARY_FIELDS
-
-
-def _optional_text(value: Any) -> str | None:
-    if value is not None and not isinstance(value, str):
-        raise TypeError(f"not text but a {type(value).__name__}")
-    return value
-
-
-_DECODERS: Decoders = {
-    **JOB_DECODERS,
-    "last_error": _optional_text,
-    "dlq_reason": _optional_text,
-    "dlq_at": read_time,
-}
-#: the statement listing each home
-STATEMENTS: dict[Home, str] = {"jobs": "list_job_summaries", "dlq": "list_dlq_summaries"}
-
-
-def summary_params(query: JobQuery, error_chars: int) -> dict[str, Any]:
-    return {
-        "state": query.state.value if query.state is not None else None,
-        "kind": query.kind,
-        "queue": query.queue,
-        "tag": query.tag,
-        "before_id": query.before_id,
-        "limit": query.limit,
-        "error_chars": error_chars,
-    }
+_DECODERS = summary_decoders(JOB_DECODERS, read_time)
 
 
 def summaries_of(cursor: sqlite3.Cursor) -> list[JobSummary]:

@@ -1,0 +1,46 @@
+"""What the SQL stores share of ``list_job_summaries``: the statement of each home, its
+parameters, and how a summary's own columns are read when a row is read column by column."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from awa.adapters._core import JobQuery
+from awa.adapters._unreadable import Decoders
+from awa.ports.listing import SUMMARY_FIELDS, Home
+
+__all__ = ["STATEMENTS", "SUMMARY_COLUMNS", "summary_decoders", "summary_params"]
+
+#: the columns both stores' statements select, in ``JobSummary``'s order
+SUMMARY_COLUMNS = SUMMARY_FIELDS
+#: the statement listing each home
+STATEMENTS: dict[Home, str] = {"jobs": "list_job_summaries", "dlq": "list_dlq_summaries"}
+
+
+def summary_params(query: JobQuery, error_chars: int) -> dict[str, Any]:
+    return {
+        "state": query.state.value if query.state is not None else None,
+        "kind": query.kind,
+        "queue": query.queue,
+        "tag": query.tag,
+        "before_id": query.before_id,
+        "limit": query.limit,
+        "error_chars": error_chars,
+    }
+
+
+def _optional_text(value: Any) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"not text but a {type(value).__name__}")
+    return value
+
+
+def summary_decoders(job_decoders: Decoders, read_time: Callable[[Any], Any]) -> Decoders:
+    """A store's job decoders, with those of the columns only a summary has."""
+    return {
+        **job_decoders,
+        "last_error": _optional_text,
+        "dlq_reason": _optional_text,
+        "dlq_at": read_time,
+    }

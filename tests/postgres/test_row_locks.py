@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import threading
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -44,6 +43,7 @@ from awa.domain import (
 )
 from awa.domain.values import CallbackToken
 from awa.ports import Applied, Finish, Heartbeat, PartlyWritten, Stale, StaleReason
+from tests.lock_waits import start_blocked
 
 T = TypeVar("T")
 STALENESS_S = 90.0
@@ -87,31 +87,12 @@ def _after_commit(
     commit once the server shows ``action`` waiting for that row (after ``while_held``, which
     looks at what is committed meanwhile), and return what ``action`` returned or raised."""
     holder.execute(change, params)
-    outcome: list[T | BaseException] = []
-
-    def run() -> None:
-        try:
-            outcome.append(action())
-        except BaseException as exc:  # handed to the test to assert on
-            outcome.append(exc)
-
-    worker = threading.Thread(target=run)
-    worker.start()
-    with psycopg.connect(holder.info.dsn, autocommit=True) as watcher:
-        for _ in range(3000):
-            row = watcher.execute(
-                "SELECT count(*) FROM pg_stat_activity"
-                " WHERE datname = current_database() AND wait_event_type = 'Lock'"
-            ).fetchone()
-            if (row and row[0]) or not worker.is_alive():
-                break
-            watcher.execute("SELECT pg_sleep(0.01)")
+    blocked = start_blocked(holder, action)
     try:
         while_held()
     finally:
         holder.commit()
-        worker.join()
-    return outcome[0]
+    return blocked.outcome()
 
 
 def _running(store: PostgresStore, queue: str = "default", **fields: Any) -> Any:

@@ -13,7 +13,6 @@ clock is the one under test (with a clock injected, its time is bound as before)
 from __future__ import annotations
 
 import random
-import threading
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from typing import Any
@@ -26,6 +25,7 @@ from awa.adapters.postgres import PostgresStore
 from awa.domain import Complete, Fail, Job, JobState, NewJob, Schedule, Snooze, WaitForCallback
 from awa.domain.values import CallbackToken
 from awa.ports import Applied, Finish, Heartbeat, WriteResult
+from tests.lock_waits import start_blocked
 
 #: how long the verb waits once the server shows it waiting: the scenario's wait, kept short
 WAITED_S = 0.2
@@ -57,34 +57,16 @@ def _after_a_wait(
     waiting for a lock, wait ``WAITED_S`` more, read the server's time and release. Returns what
     ``action`` returned and that time, which is before the release."""
     holder.execute(hold, params)
-    outcome: list[Any] = []
-
-    def run() -> None:
-        try:
-            outcome.append(action())
-        except BaseException as exc:  # handed to the test
-            outcome.append(exc)
-
-    worker = threading.Thread(target=run)
-    worker.start()
-    with psycopg.connect(holder.info.dsn, autocommit=True) as watcher:
-        for _ in range(3000):
-            row = watcher.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-                " AND wait_event_type = 'Lock'"
-            ).fetchone()
-            if (row and row[0]) or not worker.is_alive():
-                break
-            watcher.execute("SELECT pg_sleep(0.01)")  # the poll period
-    assert worker.is_alive(), f"the verb did not wait for the lock: {outcome}"
+    blocked = start_blocked(holder, action)
+    assert blocked.waiting, f"the verb did not wait for the lock: {blocked.outcome()}"
     holder.execute("SELECT pg_sleep(%s)", [WAITED_S])
     released = holder.execute("SELECT clock_timestamp()").fetchone()
     assert released is not None
     holder.commit()
-    worker.join()
-    if isinstance(outcome[0], BaseException):
-        raise outcome[0]
-    return outcome[0], released[0]
+    outcome = blocked.outcome()
+    if isinstance(outcome, BaseException):
+        raise outcome
+    return outcome, released[0]
 
 
 def _lock_table(table: str) -> tuple[str, list[Any]]:

@@ -17,14 +17,8 @@ from awa.domain import (
     holds_unique_key,
     retakes_unique_key,
 )
-from awa.domain.unique import (
-    HeldBy,
-    check_on_conflict,
-    check_unique_states,
-    period_number,
-    refuse_blocked,
-    unique_key_at,
-)
+from awa.domain.unique import HeldBy, check_on_conflict, refuse_blocked
+from awa.domain.unique_keys import check_unique_states, period_number, unique_key_at
 from awa.domain.validation import DURATION_MAX_S
 
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)

@@ -11,7 +11,6 @@ from awa.domain.errors import (
     AwaError,
     CallbackNotFound,
     DatabaseError,
-    IllegalTransition,
     JobNotFound,
     ScheduleNotFound,
     SchemaNotMigrated,
@@ -38,14 +37,15 @@ from awa.domain.outcomes import (
 from awa.domain.periodic import FirePlan, MissedFirePolicy, Schedule, ScheduleRecord
 from awa.domain.rescue import RescueCause, rescue_cause
 from awa.domain.states import LIVE_STATES, TERMINAL_STATES, JobState
-from awa.domain.transitions import INSERT_STATES, TRANSITIONS, Trigger, next_state
-from awa.domain.unique import (
-    DEFAULT_UNIQUE_STATES,
-    OnConflict,
-    Unique,
-    holds_unique_key,
-    retakes_unique_key,
+from awa.domain.transitions import (
+    INSERT_STATES,
+    TRANSITIONS,
+    IllegalTransition,
+    Trigger,
+    next_state,
 )
+from awa.domain.unique import OnConflict, holds_unique_key, retakes_unique_key
+from awa.domain.unique_keys import DEFAULT_UNIQUE_STATES, Unique
 from awa.domain.values import (
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_PRIORITY,

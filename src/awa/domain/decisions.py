@@ -17,10 +17,10 @@ from awa.domain import outcomes as o
 from awa.domain import validation as v
 from awa.domain.backoff import RandomSource, backoff_s
 from awa.domain.defaults import DEADLINE_S, PRIORITY_RANGE, RETRY_REQUESTED, UNREADABLE_JOB
-from awa.domain.errors import CallbackNotFound, IllegalTransition, ValidationError
+from awa.domain.errors import CallbackNotFound, ValidationError
 from awa.domain.rescue import RescueCause
 from awa.domain.states import JobState
-from awa.domain.transitions import TRANSITIONS, Trigger, next_state
+from awa.domain.transitions import TRANSITIONS, IllegalTransition, Trigger, next_state
 from awa.domain.validation import check_json_object, check_seconds
 from awa.domain.values import DlqEntry, DlqReason, ErrorEntry, Job, NewJob
 

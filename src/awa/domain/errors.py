@@ -1,21 +1,16 @@
 """Every error a user can catch derives from ``AwaError``.
 
-Expected races (a stale lease) are not errors: stores report them as values.
+Expected races (a stale lease) are not errors: stores report them as values. The refusal of
+an illegal move, ``IllegalTransition``, stands beside the table that decides it
+(``awa.domain.transitions``).
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from awa.domain.states import JobState
-    from awa.domain.transitions import Trigger
 
 __all__ = [
     "AwaError",
     "CallbackNotFound",
     "DatabaseError",
-    "IllegalTransition",
     "JobNotFound",
     "ScheduleNotFound",
     "SchemaNotMigrated",
@@ -74,25 +69,6 @@ class CallbackNotFound(AwaError, LookupError):
     def __init__(self, callback_id: str) -> None:
         super().__init__(f"callback {callback_id} not found (unknown, resolved, or stale)")
         self.callback_id = callback_id
-
-
-class IllegalTransition(AwaError):
-    """The lifecycle table has no move for this trigger from the job's current state."""
-
-    def __init__(
-        self,
-        state: JobState,
-        trigger: Trigger,
-        allowed: tuple[JobState, ...],
-        job_id: int | None = None,
-    ) -> None:
-        who = f"job {job_id} is" if job_id is not None else "the job is"
-        needs = ", ".join(s.value for s in allowed) or "nothing"
-        super().__init__(f"{who} {state.value}; {trigger.value} needs one of: {needs}")
-        self.state = state
-        self.trigger = trigger
-        self.allowed = allowed
-        self.job_id = job_id
 
 
 class SchemaNotMigrated(AwaError):

@@ -13,10 +13,17 @@ import enum
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from awa.domain.errors import IllegalTransition
+from awa.domain.errors import AwaError
 from awa.domain.states import JobState
 
-__all__ = ["INSERT_STATES", "TRANSITIONS", "Trigger", "allowed_from", "next_state"]
+__all__ = [
+    "INSERT_STATES",
+    "TRANSITIONS",
+    "IllegalTransition",
+    "Trigger",
+    "allowed_from",
+    "next_state",
+]
 
 
 class Trigger(str, enum.Enum):
@@ -117,6 +124,25 @@ TRANSITIONS: Mapping[tuple[JobState, Trigger], JobState] = MappingProxyType(
 )
 
 del S, T
+
+
+class IllegalTransition(AwaError):
+    """The lifecycle table has no move for this trigger from the job's current state."""
+
+    def __init__(
+        self,
+        state: JobState,
+        trigger: Trigger,
+        allowed: tuple[JobState, ...],
+        job_id: int | None = None,
+    ) -> None:
+        who = f"job {job_id} is" if job_id is not None else "the job is"
+        needs = ", ".join(s.value for s in allowed) or "nothing"
+        super().__init__(f"{who} {state.value}; {trigger.value} needs one of: {needs}")
+        self.state = state
+        self.trigger = trigger
+        self.allowed = allowed
+        self.job_id = job_id
 
 
 def next_state(state: JobState, trigger: Trigger) -> JobState:

@@ -13,7 +13,7 @@ from awa.domain import validation as v
 from awa.domain.defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY
 from awa.domain.errors import ValidationError
 from awa.domain.states import JobState
-from awa.domain.unique import Unique, unique_key_at
+from awa.domain.unique_keys import Unique, unique_key_at
 
 __all__ = [
     "DEFAULT_MAX_ATTEMPTS",
@@ -116,7 +116,7 @@ class NewJob:
     run_at: datetime | None = attrs.field(default=None, converter=_run_at)
     tags: tuple[str, ...] = attrs.field(default=(), converter=v.check_tags)
     metadata: dict[str, Any] = attrs.field(factory=dict, converter=_metadata)
-    #: what makes a duplicate of this job (``awa.domain.unique``); ``None``: no key
+    #: what makes a duplicate of this job (``awa.domain.unique_keys``); ``None``: no key
     unique: Unique | None = attrs.field(default=None)
     # args_json()'s text, made on first use: the size check and the store share one dump
     _args_json: str | None = attrs.field(default=None, init=False, eq=False, repr=False)

@@ -7,8 +7,8 @@ from datetime import datetime, timezone
 import attrs
 import pytest
 
-from awa.cli.diagnosis import diagnose, error_rounds
 from awa.domain import ErrorEntry, Job, JobState, RescueCause
+from awa.operations.diagnosis import diagnose, error_rounds
 
 AT = datetime(2026, 1, 1, tzinfo=timezone.utc)
 

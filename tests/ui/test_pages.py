@@ -9,7 +9,6 @@ import re
 from datetime import timedelta
 
 from awa.adapters.memory import ManualClock
-from awa.cli.diagnosis import diagnose
 from awa.domain import (
     AttemptEnd,
     Cancel,
@@ -21,6 +20,7 @@ from awa.domain import (
     WaitForCallback,
 )
 from awa.domain.values import CallbackToken
+from awa.operations.diagnosis import diagnose
 from awa.ports import Applied, ClaimStore, Finish, Heartbeat, SummarizesQueues
 from tests.ui.conftest import TestClient, failing, poison
 

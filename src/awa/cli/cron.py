@@ -13,6 +13,7 @@ from awa.cli import output as out
 from awa.cli.arguments import Commands, command, group
 from awa.cli.session import Session
 from awa.domain import ScheduleRecord
+from awa.operations import wording
 
 __all__ = [
     "add_parser",
@@ -21,11 +22,7 @@ __all__ = [
     "cron_remove",
     "cron_resume",
     "cron_trigger",
-    "paused_text",
-    "removed_text",
-    "resumed_text",
     "schedule_data",
-    "triggered_text",
 ]
 
 
@@ -100,8 +97,8 @@ def cron_list(args: argparse.Namespace, session: Session) -> None:
             r.schedule.job.queue,
             r.schedule.missed_fire_policy,
             "PAUSED" if r.paused else "no",
-            "-" if r.paused else out.when(r.next_fire_at),
-            out.when(r.last_fire_at),
+            "-" if r.paused else wording.when(r.next_fire_at),
+            wording.when(r.last_fire_at),
         ]
         for r in records
     )
@@ -116,44 +113,24 @@ def _show(record: ScheduleRecord, said: str, args: argparse.Namespace, session: 
         out.print_line(said, session.stdout)
 
 
-# what each verb did, in the words the dashboard uses too
-def paused_text(record: ScheduleRecord) -> str:
-    return f"schedule {record.name} paused: no process fires it until it is resumed"
-
-
-def resumed_text(record: ScheduleRecord) -> str:
-    return f"schedule {record.name} resumed; next fire {out.when(record.next_fire_at)}"
-
-
-def triggered_text(name: str) -> str:
-    return f"inserted for schedule {name}"
-
-
-def removed_text(name: str) -> str:
-    return (
-        f"schedule {name} removed (a process that declares it adds it back when it starts;"
-        " remove it from the code too)"
-    )
-
-
 def cron_pause(args: argparse.Namespace, session: Session) -> None:
     with session.client(args) as client:
         record = client.pause_periodic(args.name)
-    said = f"{paused_text(record)}; undo with `awa cron resume {record.name}`"
+    said = f"{wording.paused_text(record)}; undo with `awa cron resume {record.name}`"
     _show(record, said, args, session)
 
 
 def cron_resume(args: argparse.Namespace, session: Session) -> None:
     with session.client(args) as client:
         record = client.resume_periodic(args.name)
-    _show(record, resumed_text(record), args, session)
+    _show(record, wording.resumed_text(record), args, session)
 
 
 def cron_trigger(args: argparse.Namespace, session: Session) -> None:
     with session.client(args) as client:
         job = client.trigger_periodic(args.name)
     out.print_job_result(
-        triggered_text(args.name),
+        wording.triggered_text(args.name),
         job,
         session.stdout,
         as_json=args.json,
@@ -167,4 +144,4 @@ def cron_remove(args: argparse.Namespace, session: Session) -> None:
     if args.json:
         out.print_json({"removed": args.name}, session.stdout)
     else:
-        out.print_line(removed_text(args.name), session.stdout)
+        out.print_line(wording.removed_text(args.name), session.stdout)

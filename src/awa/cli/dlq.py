@@ -6,34 +6,22 @@ terminal and refuse without ``--yes`` when stdin is not one (``awa.cli.guards``)
 from __future__ import annotations
 
 import argparse
-from datetime import datetime
 
 from awa.cli import output as out
 from awa.cli.arguments import Commands, add_run_at, command, group, job_id, positive
-from awa.cli.guards import add_filter_options, confirm, filter_text, require_filter
+from awa.cli.guards import add_filter_options, confirm, require_filter
 from awa.cli.session import Refused, Session
-from awa.domain import AwaError, Job, JobNotFound
-from awa.ports import BATCH_SIZE_MAX, ClaimStore
+from awa.domain import JobNotFound
+from awa.operations import refusals, verbs, wording
 
 __all__ = [
-    "JobNotInDlq",
     "add_parser",
-    "count_matching",
     "dlq_depth",
     "dlq_list",
     "dlq_purge",
     "dlq_retry",
     "dlq_retry_bulk",
-    "filter_text",
-    "not_dead_lettered",
-    "purged_text",
-    "retried_text",
-    "retry_dead_letter",
 ]
-
-
-class JobNotInDlq(AwaError):
-    """``dlq retry`` of a job that exists but is not dead-lettered."""
 
 
 def add_parser(commands: Commands) -> None:
@@ -62,47 +50,6 @@ def add_parser(commands: Commands) -> None:
     add_filter_options(p, "delete", "entries")
 
 
-# -- what the CLI and the dashboard (awa.ui) say and do alike ------------------------------------
-
-
-def retried_text(count: int, queue: str | None, kind: str | None) -> str:
-    return (
-        f"retried {count} dead-letter job(s) ({filter_text(queue, kind)}) with a fresh attempt"
-        " budget"
-    )
-
-
-def purged_text(count: int, queue: str | None, kind: str | None) -> str:
-    entries = "entry" if count == 1 else "entries"
-    return f"purged {count} dead-letter {entries} ({filter_text(queue, kind)})"
-
-
-def count_matching(store: ClaimStore, queue: str | None, kind: str | None) -> str:
-    """How many dead-letter entries match, for a confirmation question ("5000+" past the
-    largest batch a store lists)."""
-    found = len(store.list_job_summaries(home="dlq", queue=queue, kind=kind, limit=BATCH_SIZE_MAX))
-    return f"{found}+" if found >= BATCH_SIZE_MAX else str(found)
-
-
-def retry_dead_letter(store: ClaimStore, job_id: int, run_at: datetime | None = None) -> Job:
-    """Row 20 for one job (at ``run_at`` when given); ``JobNotInDlq`` (saying where the job
-    is) when it exists but is not dead-lettered, ``JobNotFound`` when it does not exist."""
-    try:
-        return store.retry_from_dlq(job_id, run_at=run_at)
-    except JobNotFound:
-        raise not_dead_lettered(store, job_id) from None
-
-
-def not_dead_lettered(store: ClaimStore, job_id: int) -> JobNotInDlq:
-    """The error for a job that is not in the dead-letter queue, saying where it is instead
-    (raises ``JobNotFound`` when it is nowhere)."""
-    elsewhere = store.get_job(job_id)
-    return JobNotInDlq(
-        f"job {job_id} is not in the dead-letter queue (it is {elsewhere.state.value});"
-        f" `awa job retry {job_id}` retries failed and cancelled jobs"
-    )
-
-
 # -- the commands --------------------------------------------------------------------------------
 
 
@@ -120,10 +67,10 @@ def dlq_list(args: argparse.Namespace, session: Session) -> None:
             e.job.kind,
             e.job.queue,
             e.reason,
-            out.when(e.dlq_at),
-            out.attempts(e.job),
+            wording.when(e.dlq_at),
+            wording.attempts(e.job),
             str(e.job.run_lease),
-            out.last_error(e.job),
+            wording.last_error(e.job),
         ]
         for e in entries
     )
@@ -152,7 +99,7 @@ def dlq_depth(args: argparse.Namespace, session: Session) -> None:
 
 def dlq_retry(args: argparse.Namespace, session: Session) -> None:
     with session.client(args) as client:
-        job = retry_dead_letter(client.store, args.id, args.run_at)
+        job = verbs.retry_dead_letter(client.store, args.id, args.run_at)
     out.print_job_result("back from the dead-letter queue", job, session.stdout, as_json=args.json)
 
 
@@ -160,12 +107,12 @@ def dlq_retry_bulk(args: argparse.Namespace, session: Session) -> None:
     require_filter(args, "retry", "dead-letter entry")
     with session.client(args) as client:
         if args.all and args.queue is None and args.kind is None:
-            count = count_matching(client.store, None, None)
+            count = verbs.count_dead_letters(client.store, None, None)
             confirm(session, args, f"retry all {count} dead-letter entries in every queue")
         jobs = client.bulk_retry_from_dlq(
             queue=args.queue, kind=args.kind, all=args.all, run_at=args.run_at
         )
-    line = retried_text(len(jobs), args.queue, args.kind)
+    line = wording.retried_text(len(jobs), args.queue, args.kind)
     out.print_jobs_result("retried", jobs, line, session.stdout, as_json=args.json)
 
 
@@ -175,14 +122,14 @@ def dlq_purge(args: argparse.Namespace, session: Session) -> None:
         return
     require_filter(args, "purge", "dead-letter entry")
     with session.client(args) as client:
-        count = count_matching(client.store, args.queue, args.kind)
-        where = filter_text(args.queue, args.kind)
+        count = verbs.count_dead_letters(client.store, args.queue, args.kind)
+        where = wording.filter_text(args.queue, args.kind)
         confirm(session, args, f"permanently delete {count} dead-letter entries ({where})")
         purged = client.purge_dlq(queue=args.queue, kind=args.kind, all=args.all)
     if args.json:
         out.print_json({"purged": purged}, session.stdout)
     else:
-        out.print_line(purged_text(purged, args.queue, args.kind), session.stdout)
+        out.print_line(wording.purged_text(purged, args.queue, args.kind), session.stdout)
 
 
 def _purge_one(args: argparse.Namespace, session: Session) -> None:
@@ -194,7 +141,7 @@ def _purge_one(args: argparse.Namespace, session: Session) -> None:
             client.purge_dlq_job(args.id)
         except JobNotFound:
             elsewhere = client.get_job(args.id)  # JobNotFound again when it is nowhere
-            raise JobNotInDlq(
+            raise refusals.JobNotInDlq(
                 f"job {args.id} is not in the dead-letter queue (it is {elsewhere.state.value});"
                 " nothing changed"
             ) from None

@@ -7,8 +7,9 @@ import argparse
 
 from awa.cli.session import Refused, Session
 from awa.escaping import printable
+from awa.ports.checks import refuse_unfiltered
 
-__all__ = ["add_filter_options", "confirm", "filter_text", "require_filter"]
+__all__ = ["add_filter_options", "confirm", "require_filter"]
 
 
 def add_filter_options(parser: argparse.ArgumentParser, verb: str, what: str) -> None:
@@ -19,15 +20,10 @@ def add_filter_options(parser: argparse.ArgumentParser, verb: str, what: str) ->
     parser.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
 
 
-def filter_text(queue: str | None, kind: str | None) -> str:
-    parts = ([f"queue={queue}"] if queue else []) + ([f"kind={kind}"] if kind else [])
-    return ", ".join(parts) or "every queue and kind"
-
-
 def require_filter(args: argparse.Namespace, verb: str, what: str) -> None:
     """A bulk command acts on a queue, a kind, or (only when asked) everything."""
-    if args.queue is None and args.kind is None and not args.all:
-        raise Refused(f"refusing to {verb} every {what}: give --queue and/or --kind, or --all")
+    how = "give --queue and/or --kind, or --all"
+    refuse_unfiltered(args.queue, args.kind, args.all, verb=verb, what=what, how=how, error=Refused)
 
 
 def confirm(session: Session, args: argparse.Namespace, action: str) -> None:

@@ -8,22 +8,20 @@ from typing import Any
 
 from awa.cli import output as out
 from awa.cli.arguments import Commands, add_run_at, command, group, job_id, positive
-from awa.cli.diagnosis import diagnose, error_rounds
-from awa.cli.guards import add_filter_options, confirm, filter_text, require_filter
+from awa.cli.guards import add_filter_options, confirm, require_filter
 from awa.cli.session import Session
 from awa.client import Client
 from awa.domain import (
-    AwaError,
     DlqEntry,
     ErrorEntry,
-    IllegalTransition,
     Job,
     JobState,
     ValidationError,
 )
+from awa.operations import verbs, wording
+from awa.operations.diagnosis import diagnose, error_rounds
 
 __all__ = [
-    "NotCancellable",
     "add_parser",
     "job_cancel",
     "job_discard_failed",
@@ -33,17 +31,6 @@ __all__ = [
     "job_retry",
     "job_retry_failed",
 ]
-
-
-class NotCancellable(AwaError):
-    """``job cancel`` of a terminal job: the store's ``IllegalTransition`` in operator words."""
-
-    def __init__(self, job_id: int, refusal: IllegalTransition) -> None:
-        allowed = ", ".join(s.value for s in refusal.allowed)
-        super().__init__(
-            f"job {job_id} is {refusal.state.value}: not cancellable (only {allowed} jobs are);"
-            " nothing changed"
-        )
 
 
 def add_parser(commands: Commands) -> None:
@@ -120,7 +107,7 @@ def _dlq_entry_of(client: Client, job: Job) -> DlqEntry | None:
 def _job_fields(job: Job) -> list[tuple[str, str]]:
     callback = "-"
     if job.callback_id:
-        callback = f"{job.callback_id} (times out {out.when(job.callback_timeout_at)})"
+        callback = f"{job.callback_id} (times out {wording.when(job.callback_timeout_at)})"
     fields = [
         ("id", str(job.id)),
         ("kind", job.kind),
@@ -132,16 +119,16 @@ def _job_fields(job: Job) -> list[tuple[str, str]]:
         ("args", out.compact_json(job.args)),
         ("tags", ", ".join(job.tags) or "-"),
         ("metadata", out.compact_json(job.metadata) if job.metadata else "-"),
-        ("created_at", out.when(job.created_at)),
-        ("run_at", out.when(job.run_at)),
-        ("attempted_at", out.when(job.attempted_at)),
-        ("heartbeat_at", out.when(job.heartbeat_at)),
-        ("deadline_at", out.when(job.deadline_at)),
-        ("finalized_at", out.when(job.finalized_at)),
+        ("created_at", wording.when(job.created_at)),
+        ("run_at", wording.when(job.run_at)),
+        ("attempted_at", wording.when(job.attempted_at)),
+        ("heartbeat_at", wording.when(job.heartbeat_at)),
+        ("deadline_at", wording.when(job.deadline_at)),
+        ("finalized_at", wording.when(job.finalized_at)),
         ("progress", out.compact_json(job.progress) if job.progress is not None else "-"),
         ("callback", callback),
     ]
-    return [(name, out.stored(job, name, shown)) for name, shown in fields]
+    return [(name, wording.stored(job, name, shown)) for name, shown in fields]
 
 
 def job_dump(args: argparse.Namespace, session: Session) -> None:
@@ -162,7 +149,7 @@ def job_dump(args: argparse.Namespace, session: Session) -> None:
         return
     fields = _job_fields(job)
     if dead is not None:
-        fields.append(("dead-letter", f"{dead.reason} since {out.when(dead.dlq_at)}"))
+        fields.append(("dead-letter", f"{dead.reason} since {wording.when(dead.dlq_at)}"))
     out.print_fields(f"job {job.id}", fields, session.stdout)
     out.print_line("", session.stdout)
     if job.errors:
@@ -170,7 +157,7 @@ def job_dump(args: argparse.Namespace, session: Session) -> None:
             [
                 str(r),
                 str(e.attempt),
-                out.when(e.at),
+                wording.when(e.at),
                 ("terminal: " if e.terminal else "") + _head(e),
             ]
             for r, e in zip(rounds, job.errors, strict=True)
@@ -256,7 +243,7 @@ def job_dump_run(args: argparse.Namespace, session: Session) -> None:
     fields = [("current attempt", "yes" if current else "no (an earlier attempt)")]
     if current:
         fields += [("state", job.state.value), ("run_lease", str(job.run_lease))]
-        fields += [(name, out.when(value)) for name, value in live.items() if "_at" in name]
+        fields += [(name, wording.when(value)) for name, value in live.items() if "_at" in name]
         fields.append(
             ("progress", out.compact_json(job.progress) if job.progress is not None else "-")
         )
@@ -266,17 +253,14 @@ def job_dump_run(args: argparse.Namespace, session: Session) -> None:
         out.print_line("\nno error recorded for this attempt", session.stdout)
     for entry in errors:
         flag = " (terminal)" if entry.terminal else ""
-        out.print_line(f"\nerror at {out.when(entry.at)}{flag}:\n{entry.error}", session.stdout)
+        out.print_line(f"\nerror at {wording.when(entry.at)}{flag}:\n{entry.error}", session.stdout)
         if entry.traceback:
             out.print_line(entry.traceback.rstrip(), session.stdout)
 
 
 def job_cancel(args: argparse.Namespace, session: Session) -> None:
     with session.client(args) as client:
-        try:
-            job = client.cancel(args.id)
-        except IllegalTransition as exc:
-            raise NotCancellable(args.id, exc) from exc
+        job = verbs.cancel_job(client.cancel, args.id)
     out.print_job_result("cancelled", job, session.stdout, as_json=args.json)
 
 
@@ -294,7 +278,7 @@ def _failed_matching(client: Client, queue: str | None, kind: str | None) -> str
 
 def job_retry_failed(args: argparse.Namespace, session: Session) -> None:
     require_filter(args, "retry", "failed job")
-    where = filter_text(args.queue, args.kind)
+    where = wording.filter_text(args.queue, args.kind)
     with session.client(args) as client:
         if args.all and args.queue is None and args.kind is None:
             count = _failed_matching(client, None, None)
@@ -316,7 +300,7 @@ def job_retry_failed(args: argparse.Namespace, session: Session) -> None:
 
 def job_discard_failed(args: argparse.Namespace, session: Session) -> None:
     require_filter(args, "discard", "failed job")
-    where = filter_text(args.queue, args.kind)
+    where = wording.filter_text(args.queue, args.kind)
     with session.client(args) as client:
         count = _failed_matching(client, args.queue, args.kind)
         confirm(session, args, f"permanently delete {count} failed jobs ({where})")

@@ -25,26 +25,21 @@ import cattrs
 
 from awa.domain import DlqEntry, ErrorEntry, Job, JobState
 from awa.escaping import printable, printable_json
+from awa.operations.wording import attempts, job_result, last_error, stored, when
 from awa.ports import QueueStats, UnhandledKind
 
 __all__ = [
     "JOB_COLUMNS",
-    "attempts",
     "converter",
     "dlq_entry_data",
-    "human_duration",
     "job_data",
-    "job_result",
     "job_rows",
-    "last_error",
     "print_job_result",
     "print_jobs_result",
     "print_json",
     "printable",
     "stats_data",
-    "stored",
     "unhandled_data",
-    "when",
 ]
 
 converter = cattrs.Converter()
@@ -106,35 +101,6 @@ def print_json(document: Mapping[str, Any], out: TextIO | None = None) -> None:
     text = json.dumps(document, indent=2, ensure_ascii=False, default=str)
     stream.write(printable_json(text))
     stream.write("\n")
-
-
-def when(moment: datetime | None) -> str:
-    """A timestamp for a table: UTC, to the second."""
-    if moment is None:
-        return "-"
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
-
-
-def stored(job: Job, column: str, shown: str) -> str:
-    """``shown`` (a column of ``job`` as a table shows it), or, when its store could not read
-    that column back (``Job.unreadable``), what it holds and why it cannot be read."""
-    for found in job.unreadable:
-        if found.column == column:
-            return f"{found.raw} (as stored: {found.reason})"
-    return shown
-
-
-def human_duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    seconds = max(seconds, 0.0)
-    if seconds < 60:
-        return f"{seconds:.0f}s"
-    if seconds < 3600:
-        return f"{seconds / 60:.0f}m"
-    if seconds < 86400:
-        return f"{seconds / 3600:.1f}".removesuffix(".0") + "h"
-    return f"{seconds / 86400:.1f}".removesuffix(".0") + "d"
 
 
 def _text(text: str, *, lines: bool = False) -> Any:
@@ -205,18 +171,6 @@ def compact_json(value: Any) -> str:
 JOB_COLUMNS = ["id", "kind", "queue", "state", "attempt", "prio", "run_at", "last error"]
 
 
-def attempts(job: Job) -> str:
-    return f"{job.attempt}/{job.max_attempts}"
-
-
-def last_error(job: Job) -> str:
-    """The first line of the job's latest error, cut to fit a table cell."""
-    if not job.errors:
-        return "-"
-    line = job.errors[-1].error.strip().splitlines()[0] if job.errors[-1].error.strip() else ""
-    return line if len(line) <= 80 else line[:77] + "..."
-
-
 def job_rows(jobs: Iterable[Job]) -> Iterator[list[str]]:
     """One row of ``JOB_COLUMNS`` a job."""
     for job in jobs:
@@ -241,16 +195,6 @@ def print_job_result(
         print_json({**(about or {}), "job": job_data(job)}, out)
         return
     print_line(job_result(verb, job), out)
-
-
-def job_result(verb: str, job: Job) -> str:
-    """One line naming the job, what was done to it and where that left it (the dashboard
-    says the same after its actions)."""
-    runs = f" until {when(job.run_at)}" if job.state is JobState.SCHEDULED else ""
-    return (
-        f"job {job.id} ({job.kind} on {job.queue}) {verb}; state {job.state.value}{runs},"
-        f" attempt {attempts(job)}, run_lease {job.run_lease}"
-    )
 
 
 def print_jobs_result(

@@ -13,6 +13,7 @@ from awa.cli.guards import confirm
 from awa.cli.session import Refused, Session
 from awa.domain import JobState
 from awa.domain.retention import DLQ_RETENTION_S, FAILED_RETENTION_S, FINISHED_RETENTION_S
+from awa.operations import wording
 from awa.ports import QueueSettings, TracksWorkers, UnhandledKind
 
 __all__ = [
@@ -22,7 +23,6 @@ __all__ = [
     "queue_pause",
     "queue_resume",
     "queue_stats",
-    "switched",
 ]
 
 
@@ -83,18 +83,11 @@ def _queue_switch(args: argparse.Namespace, session: Session, paused: bool) -> N
         out.print_json({"queue": args.queue, "paused": paused}, session.stdout)
     elif paused:
         out.print_line(
-            f"{switched(args.queue, paused)}; undo with `awa queue resume {args.queue}`",
+            f"{wording.switched(args.queue, paused)}; undo with `awa queue resume {args.queue}`",
             session.stdout,
         )
     else:
-        out.print_line(switched(args.queue, paused), session.stdout)
-
-
-def switched(queue: str, paused: bool) -> str:
-    """What pausing or resuming ``queue`` did, in one line."""
-    if paused:
-        return f"queue {queue} paused: no new claims (running attempts, inserts and rescue go on)"
-    return f"queue {queue} resumed: workers claim from it again"
+        out.print_line(wording.switched(args.queue, paused), session.stdout)
 
 
 def queue_pause(args: argparse.Namespace, session: Session) -> None:
@@ -106,7 +99,7 @@ def queue_resume(args: argparse.Namespace, session: Session) -> None:
 
 
 def _kept(seconds: float | None) -> str:
-    return "the workers' default" if seconds is None else out.human_duration(seconds)
+    return "the workers' default" if seconds is None else wording.human_duration(seconds)
 
 
 def queue_config(args: argparse.Namespace, session: Session) -> None:
@@ -170,7 +163,7 @@ def queue_stats(args: argparse.Namespace, session: Session) -> None:
             "PAUSED" if d["paused"] else "no",
             *(str(d["counts"][s]) for s in states),
             f"{d['dlq_depth']}{'' if d['dlq_enabled'] else ' (off)'}",
-            out.human_duration(d["oldest_available_age_s"]),
+            wording.human_duration(d["oldest_available_age_s"]),
             "/".join(_default(d[f"{kept}_retention_s"]) for kept in _KEPT),
         ]
         for d in data
@@ -183,7 +176,7 @@ def queue_stats(args: argparse.Namespace, session: Session) -> None:
 
 
 def _unhandled_warning(waiting: UnhandledKind, now: datetime) -> str:
-    age = out.human_duration((now - waiting.oldest_run_at).total_seconds())
+    age = wording.human_duration((now - waiting.oldest_run_at).total_seconds())
     return (
         f"warning: {waiting.runnable} {waiting.kind} job(s) wait on queue {waiting.queue}"
         f" (oldest {age}) and no live worker there handles {waiting.kind}: start one, or"
@@ -195,14 +188,14 @@ _KEPT = ("finished", "failed", "dlq")
 #: what "default" in the retention column stands for
 _DEFAULTS_NOTE = (
     "keep: default is the maintenance leader's RuntimeConfig: completed"
-    f" {out.human_duration(FINISHED_RETENTION_S)}, failed and cancelled"
-    f" {out.human_duration(FAILED_RETENTION_S)}, dead letters"
-    f" {out.human_duration(DLQ_RETENTION_S)} unless its worker sets others"
+    f" {wording.human_duration(FINISHED_RETENTION_S)}, failed and cancelled"
+    f" {wording.human_duration(FAILED_RETENTION_S)}, dead letters"
+    f" {wording.human_duration(DLQ_RETENTION_S)} unless its worker sets others"
 )
 
 
 def _default(seconds: float | None) -> str:
-    return "default" if seconds is None else out.human_duration(seconds)
+    return "default" if seconds is None else wording.human_duration(seconds)
 
 
 def queue_drain(args: argparse.Namespace, session: Session) -> None:

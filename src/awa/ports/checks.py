@@ -75,6 +75,7 @@ __all__ = [
     "check_streamed_count",
     "check_unique_job",
     "check_worker_kinds",
+    "refuse_unfiltered",
 ]
 
 T = TypeVar("T")
@@ -315,6 +316,23 @@ def check_home(home: object) -> Home:
     raise ValidationError(f"home must be one of {', '.join(HOMES)}, got {repr(home)[:40]}")
 
 
+def refuse_unfiltered(
+    queue: object,
+    kind: object,
+    all: object,
+    *,
+    verb: str,
+    what: str,
+    how: str,
+    error: Callable[[str], Exception] = ValidationError,
+) -> None:
+    """The one rule of every bulk verb: it acts on a queue, a kind, or (only when asked) every
+    one of ``what``. Each front end says ``how`` to give a filter in its own terms (``all=True``,
+    ``--all``, the dashboard's "every queue and kind") and may raise its own ``error``."""
+    if queue is None and kind is None and not all:
+        raise error(f"refusing to {verb} every {what}: {how}")
+
+
 def check_bulk_filter(queue: Any, kind: Any, all: object, what: str) -> None:
     """Bulk commands act on a queue, a kind, or (only when asked) every one of ``what``."""
     check_flag("all", all)
@@ -322,8 +340,9 @@ def check_bulk_filter(queue: Any, kind: Any, all: object, what: str) -> None:
         check_queue(queue)
     if kind is not None:
         check_kind(kind)
-    if queue is None and kind is None and not all:
-        raise ValidationError(f"refusing to act on every {what}: give a queue or kind, or all=True")
+    refuse_unfiltered(
+        queue, kind, all, verb="act on", what=what, how="give a queue or kind, or all=True"
+    )
 
 
 def check_dlq_filter(queue: Any, kind: Any, all: object) -> None:

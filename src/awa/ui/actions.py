@@ -30,20 +30,17 @@ import attrs
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from awa.cli.dlq import (
-    count_matching,
-    filter_text,
+from awa.domain import AwaError, Job
+from awa.domain.validation import check_queue
+from awa.operations.verbs import (
+    cancel_job,
+    count_dead_letters,
     not_dead_lettered,
-    purged_text,
-    retried_text,
     retry_dead_letter,
 )
-from awa.cli.jobs import NotCancellable
-from awa.cli.output import job_result
-from awa.cli.queues import switched
-from awa.domain import AwaError, IllegalTransition, Job, ValidationError
-from awa.domain.validation import check_queue
+from awa.operations.wording import filter_text, job_result, purged_text, retried_text, switched
 from awa.ports import SummarizesQueues
+from awa.ports.checks import refuse_unfiltered
 from awa.ui import numbers
 from awa.ui.web import Web
 
@@ -77,11 +74,8 @@ def _bulk_filter(fields: dict[str, str] | Any) -> tuple[str | None, str | None, 
 
 
 def _require_filter(queue: str | None, kind: str | None, every: bool, verb: str) -> None:
-    if queue is None and kind is None and not every:
-        raise ValidationError(
-            f"refusing to {verb} every dead-letter entry: give a queue and/or a kind, or choose"
-            " every queue and kind"
-        )
+    how = "give a queue and/or a kind, or choose every queue and kind"
+    refuse_unfiltered(queue, kind, every, verb=verb, what="dead-letter entry", how=how)
 
 
 class Actions:
@@ -135,10 +129,7 @@ class Actions:
         return await self._on_job(request, _retry_confirmation, self.web.store.retry, "retried")
 
     def _cancel(self, job_id: int) -> Job:
-        try:
-            return self.web.store.cancel(job_id)
-        except IllegalTransition as exc:  # in the CLI's words
-            raise NotCancellable(job_id, exc) from None
+        return cancel_job(self.web.store.cancel, job_id)
 
     async def _on_job(
         self,
@@ -289,7 +280,7 @@ class Actions:
         queue, kind, every = _bulk_filter(request.query_params)
         _require_filter(queue, kind, every, "purge" if purge else "retry")
         everything = queue is None and kind is None
-        count = await self.web.call(count_matching, self.web.store, queue, kind)
+        count = await self.web.call(count_dead_letters, self.web.store, queue, kind)
         where = filter_text(queue, kind)
         fields = {"queue": queue or "", "kind": kind or ""}
         if everything:

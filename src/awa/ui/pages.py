@@ -17,9 +17,9 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from awa.cli.diagnosis import diagnose
 from awa.domain import AwaError, JobState, ValidationError
 from awa.domain.validation import check_state
+from awa.operations.diagnosis import diagnose
 from awa.ports import BATCH_SIZE_MAX, DlqGroup, QueueStats, QueueSummary, SummarizesQueues
 from awa.ui import numbers, views
 from awa.ui.numbers import whole_number

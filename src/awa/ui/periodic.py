@@ -22,10 +22,16 @@ from collections.abc import Awaitable, Callable
 from starlette.requests import Request
 from starlette.responses import Response
 
-from awa.cli.cron import paused_text, removed_text, resumed_text, triggered_text
-from awa.cli.output import job_result, when
 from awa.domain import AwaError, ScheduleNotFound, ScheduleRecord
 from awa.domain.periodic import check_schedule_name
+from awa.operations.wording import (
+    job_result,
+    paused_text,
+    removed_text,
+    resumed_text,
+    triggered_text,
+    when,
+)
 from awa.ui.actions import Actions, Confirmation
 from awa.ui.web import Web
 

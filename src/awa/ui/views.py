@@ -2,7 +2,7 @@
 
 The words are the domain's and the CLI's: an attempt's end is its row of the poison-job table
 (``awa.domain.AttemptEnd``), a repeating failure gets the CLI's diagnosis
-(``awa.cli.diagnosis``), a dead letter its reason. The templates only lay them out.
+(``awa.operations.diagnosis``), a dead letter its reason. The templates only lay them out.
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ from typing import Any
 
 import attrs
 
-from awa.cli.diagnosis import error_rounds
-from awa.cli.output import human_duration, printable, when
 from awa.domain import (
     TERMINAL_STATES,
     AttemptEnd,
@@ -26,6 +24,9 @@ from awa.domain import (
     Unreadable,
     attempt_ends,
 )
+from awa.escaping import printable
+from awa.operations.diagnosis import error_rounds
+from awa.operations.wording import human_duration, when
 from awa.ports import QueueStats, QueueSummary
 
 __all__ = [

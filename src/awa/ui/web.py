@@ -15,9 +15,6 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, Response
 
-from awa.cli.dlq import JobNotInDlq
-from awa.cli.jobs import NotCancellable
-from awa.cli.output import human_duration
 from awa.domain import (
     AwaError,
     DatabaseError,
@@ -28,6 +25,8 @@ from awa.domain import (
     SchemaNotMigrated,
     ValidationError,
 )
+from awa.operations.refusals import JobNotInDlq, NotCancellable
+from awa.operations.wording import human_duration
 from awa.ports import ClaimStore
 from awa.ui import views
 from awa.ui.access import SESSION_COOKIE

@@ -1,6 +1,7 @@
 """A one-line reading of a job's error history: does one message repeat across attempts?
 
-Pure: it looks at the job value only. ``awa job dump`` prints the result under the history.
+Pure: it looks at the job value only. ``awa job dump`` prints the result under the history;
+the dashboard shows it on the job page.
 """
 
 from __future__ import annotations

@@ -19,9 +19,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 import awa
-from awa.adapters.memory import MemoryStore
 from awa.adapters.postgres.plain_inserts import copy_text, jobs_from_reserved
-from awa.client import _Operations
+from awa.client.requests import Requests
 from awa.domain.validation import ARGS_BYTES_MAX_DEFAULT
 from awa.runtime.registry import TaskRegistry
 
@@ -42,7 +41,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--repeats", type=int, default=60)
     a = ap.parse_args()
-    ops = _Operations(MemoryStore(), TaskRegistry(), ARGS_BYTES_MAX_DEFAULT)
+    ops = Requests(TaskRegistry(), ARGS_BYTES_MAX_DEFAULT)
     specs = [awa.InsertSpec(args=BenchArgs(i, time.time()), queue="q") for i in range(BATCH)]
     requests = ops.new_jobs(specs)
     now = datetime.now(timezone.utc)

@@ -82,7 +82,9 @@ def main() -> None:
         dump = best_us_per_job(lambda b=batch: [dump_args(m) for m in b], a.jobs, a.runs)
         load = best_us_per_job(lambda d=dumped, c=cls: [load_args(x, c) for x in d], a.jobs, a.runs)
         requests = best_us_per_job(
-            lambda b=batch: [client._ops.new_jobs(b[i : i + 1000]) for i in range(0, len(b), 1000)],
+            lambda b=batch: [
+                client._requests.new_jobs(b[i : i + 1000]) for i in range(0, len(b), 1000)
+            ],
             a.jobs,
             a.runs,
         )

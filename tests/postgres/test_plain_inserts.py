@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import awa
 import awa.adapters.postgres.plain_inserts as plain_inserts
-import awa.client
+import awa.client.requests
 from awa import Unique, UniqueConflict
 from awa.adapters.postgres import WAKEUP_CHANNEL, PostgresStore, insert_jobs, insert_jobs_async
 from awa.domain import DatabaseError, Job, JobState, NewJob
@@ -303,13 +303,13 @@ def test_insert_many_streams_chunks_while_copying_and_returns_what_it_wrote(
     pg_clean_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     asked: list[int] = []
-    made = awa.client._Operations._new_jobs
+    made = awa.client.requests.Requests._new_jobs
 
     def counting(ops: Any, items: Any, *rest: Any, **options: Any) -> list[NewJob]:
         asked.append(len(items))
         return made(ops, items, *rest, **options)
 
-    monkeypatch.setattr(awa.client._Operations, "_new_jobs", counting)
+    monkeypatch.setattr(awa.client.requests.Requests, "_new_jobs", counting)
     with awa.Client(pg_clean_url) as client:
         inserted = client.insert_many(_items(1_050))
         assert asked == [200, 200, 200, 200, 200, 50]  # made a chunk at a time

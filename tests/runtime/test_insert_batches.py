@@ -16,8 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import awa
-from awa.adapters.memory import MemoryStore
-from awa.client import _Operations
+from awa.client.requests import Requests
 from awa.domain import NewJob
 from awa.runtime.registry import TaskRegistry
 
@@ -97,17 +96,17 @@ def _items() -> list[Any]:
     ]
 
 
-def _operations() -> _Operations:
+def _operations() -> Requests:
     registry = TaskRegistry()
 
     async def handle(job: object) -> None:
         raise AssertionError("never run")
 
     registry.add(Registered, handle, queue="registered_q", kind=None)
-    return _Operations(MemoryStore(), registry, 1 << 20)
+    return Requests(registry, 1 << 20)
 
 
-def _alone(ops: _Operations, items: list[Any]) -> list[NewJob]:
+def _alone(ops: Requests, items: list[Any]) -> list[NewJob]:
     """The path every item took before batches shared requests: each made on its own. A
     refusal is raised as a batch words it: naming the item's position."""
     made = []
@@ -198,7 +197,7 @@ def test_a_mixed_batch_is_stored_as_made(backend: Backend) -> None:
 
         items = _items()
         inserted = await client.insert_many(items)
-        expected = _alone(client._ops, items)
+        expected = _alone(client._requests, items)
         assert [(j.kind, j.queue, j.args, j.priority, j.max_attempts) for j in inserted] == [
             (n.kind, n.queue, n.args, n.priority, n.max_attempts) for n in expected
         ]

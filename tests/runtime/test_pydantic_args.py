@@ -342,7 +342,7 @@ def test_a_streamed_insert_refuses_such_args_in_a_later_chunk_and_writes_nothing
     items = [Login(user=str(n), password=SecretStr("")) for n in range(1_000)]
     items[750] = SECRET
     with awa.Client(pg_clean_url) as client:
-        assert client._ops.streamable(items)
+        assert client._requests.streamable(items)
         with pytest.raises(awa.ValidationError, match=f"^item 750: {REFUSAL}"):
             client.insert_many(items)
         assert client.store.count_jobs() == 0

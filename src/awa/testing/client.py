@@ -129,7 +129,7 @@ class TestClient:
         return job
 
     async def insert_many(self, items: Sequence[Any | InsertSpec]) -> list[JobRecord]:
-        jobs = self.client._ops.new_jobs(items)
+        jobs = self.client._requests.new_jobs(items)
         return await asyncio.to_thread(self.store.insert, jobs)
 
     async def get_job(self, job_id: int) -> JobRecord:
@@ -312,7 +312,7 @@ def make_job(
         tags=tags,
         metadata=metadata,
     )
-    [new] = AsyncClient(store=store)._ops.new_jobs([spec])
+    [new] = AsyncClient(store=store)._requests.new_jobs([spec])
     if attempt > new.max_attempts:
         raise ValidationError(f"attempt {attempt} is past max_attempts {new.max_attempts}")
     store.insert([new])

@@ -1,0 +1,300 @@
+"""``awa.AsyncClient``: insert, run and manage jobs from asyncio code."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Literal, TypeVar, overload
+
+from awa.client.async_verbs import AsyncVerbs
+from awa.client.operations import (
+    Operations,
+    QueueSpec,
+    check_max_args_bytes,
+    open_client_store,
+    queue_configs,
+)
+from awa.client.requests import InsertSpec, Requests, Returning, returns_ids
+from awa.domain import Job as JobRecord
+from awa.domain import (
+    MissedFirePolicy,
+    OnConflict,
+    Schedule,
+    Unique,
+    ValidationError,
+)
+from awa.domain.defaults import (
+    DEADLINE_S,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_PRIORITY,
+    HEARTBEAT_INTERVAL_S,
+    STALENESS_S,
+)
+from awa.domain.unique import check_on_conflict
+from awa.domain.validation import ARGS_BYTES_MAX_DEFAULT
+from awa.ports import (
+    AsyncInserts,
+    ClaimStore,
+    Clock,
+    StreamsInserts,
+    SystemClock,
+)
+from awa.runtime.config import RuntimeConfig
+from awa.runtime.health import Health, check_health
+from awa.runtime.observe import Observer
+from awa.runtime.registry import TaskRegistry
+from awa.runtime.runtime import Runtime
+
+__all__ = ["AsyncClient", "QueueSpec"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class AsyncClient(AsyncVerbs):
+    """Insert, run and manage jobs from asyncio code.
+
+    ``AsyncClient("postgresql://...")`` opens the store the URL names (``memory://`` too);
+    ``AsyncClient(store=MemoryStore(clock))`` runs on a store you built (tests, simulation).
+    ``max_args_bytes`` is the largest args (as JSON) an insert accepts; ``None`` for no limit.
+    """
+
+    def __init__(
+        self,
+        dsn: str | None = None,
+        *,
+        store: ClaimStore | None = None,
+        clock: Clock | None = None,
+        max_args_bytes: int | None = ARGS_BYTES_MAX_DEFAULT,
+    ) -> None:
+        limit = check_max_args_bytes(max_args_bytes)
+        self.store = open_client_store(dsn, store)
+        self._owns_store = store is None  # opened from a URL: ours to close
+        self.clock: Clock = clock or self.store.clock or SystemClock()
+        self.registry = TaskRegistry()
+        self._requests = Requests(self.registry, limit)
+        self._ops = Operations(self.store, self._requests)
+        # asked once: a check against a runtime protocol costs about 10 us per insert
+        self._async_inserts = self.store if isinstance(self.store, AsyncInserts) else None
+        self._streams = self.store if isinstance(self.store, StreamsInserts) else None
+        self._runtime: Runtime | None = None
+        self._schedules: dict[str, Schedule] = {}
+
+    # -- set-up -------------------------------------------------------------------------------
+    async def migrate(self) -> None:
+        """Create or upgrade the store's schema (nothing to do for the memory store)."""
+        await self._call(self._ops.migrate)
+
+    def task(
+        self, args_type: type[Any], *, queue: str | None = None, kind: str | None = None
+    ) -> Callable[[F], F]:
+        """Register the decorated function as the handler of ``args_type`` jobs; queue and
+        kind default to the ``@awa.job_kind`` declaration, else ``default`` and the kind
+        named after the class (``SendEmail`` -> ``send_email``)."""
+
+        def register(handler: F) -> F:
+            self.registry.add(args_type, handler, queue=queue, kind=kind)
+            return handler
+
+        return register
+
+    def periodic(
+        self,
+        name: str,
+        cron: str,
+        args: Any,
+        *,
+        timezone: str = "UTC",
+        missed_fire_policy: MissedFirePolicy = "coalesce",
+        kind: str | None = None,
+        queue: str | None = None,
+        priority: int = DEFAULT_PRIORITY,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        tags: Sequence[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+        unique: Unique | None = None,
+    ) -> Schedule:
+        """Insert ``args`` as a job at every time ``cron`` names (5 fields, or 6 with seconds
+        first) in ``timezone``. Call it before ``start()``, which stores the schedule;
+        registering is additive and idempotent, and whichever process leads maintenance fires
+        it. A fire whose ``unique`` key is held is skipped. See ``docs/periodic-jobs.md``."""
+        if self._runtime is not None:
+            raise ValidationError("register periodic jobs before start()")
+        spec = InsertSpec(
+            args=args,
+            kind=kind,
+            queue=queue,
+            priority=priority,
+            max_attempts=max_attempts,
+            tags=tags,
+            metadata=metadata,
+            unique=unique,
+        )
+        schedule = self._requests.schedule(name, cron, spec, timezone, missed_fire_policy)
+        self._schedules[schedule.name] = schedule
+        return schedule
+
+    # -- producers ----------------------------------------------------------------------------
+    async def insert(
+        self,
+        args: Any,
+        *,
+        kind: str | None = None,
+        queue: str | None = None,
+        priority: int | None = None,
+        max_attempts: int | None = None,
+        run_at: datetime | None = None,
+        tags: Sequence[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+        unique: Unique | None = None,
+        on_conflict: OnConflict = "raise",
+        conn: Any = None,
+    ) -> JobRecord:
+        """Insert one job. With ``conn`` (a psycopg, SQLAlchemy, Django or asyncpg connection
+        or session of yours) the insert joins that connection's open transaction: your commit
+        makes the job visible and wakes a worker, your rollback makes it vanish. With
+        ``unique``, a job that holds the same key makes it raise ``awa.UniqueConflict``, or
+        with ``on_conflict="skip"`` the holder is returned and nothing is written
+        (``docs/unique-jobs.md``)."""
+        spec = InsertSpec(
+            args=args,
+            kind=kind,
+            queue=queue,
+            priority=priority,
+            max_attempts=max_attempts,
+            run_at=run_at,
+            tags=tags,
+            metadata=metadata,
+            unique=unique,
+        )
+        [job] = await self.insert_many([spec], conn=conn, on_conflict=on_conflict)
+        return job
+
+    @overload
+    async def insert_many(
+        self,
+        items: Sequence[Any | InsertSpec],
+        *,
+        conn: Any = None,
+        on_conflict: OnConflict = "raise",
+        returning: Literal["jobs"] = "jobs",
+    ) -> list[JobRecord]: ...
+
+    @overload
+    async def insert_many(
+        self,
+        items: Sequence[Any | InsertSpec],
+        *,
+        conn: Any = None,
+        on_conflict: OnConflict = "raise",
+        returning: Literal["ids"],
+    ) -> list[int]: ...
+
+    async def insert_many(
+        self,
+        items: Sequence[Any | InsertSpec],
+        *,
+        conn: Any = None,
+        on_conflict: OnConflict = "raise",
+        returning: Returning = "jobs",
+    ) -> list[JobRecord] | list[int]:
+        """Insert every item (args, or an ``InsertSpec`` with options) in one transaction; one
+        bad item refuses the batch with ``ValidationError`` and writes nothing. Returns the
+        jobs in order, or with ``returning="ids"`` only their ids, which spares a large batch
+        the making of a ``Job`` value per item."""
+        ids = returns_ids(returning)
+        if conn is None and self._streams is not None and self._requests.streamable(items):
+            check_on_conflict(on_conflict)  # refused as the store's insert would refuse it
+            chunks = self._requests.new_job_chunks(items)  # made while the store writes the last
+            if ids:
+                return await self._streams.insert_streamed_ids_async(len(items), chunks)
+            return await self._streams.insert_streamed_async(len(items), chunks)
+        jobs = await self._insert_jobs(items, conn, on_conflict)
+        return [job.id for job in jobs] if ids else jobs
+
+    async def _insert_jobs(
+        self, items: Sequence[Any | InsertSpec], conn: Any, on_conflict: OnConflict
+    ) -> list[JobRecord]:
+        jobs = self._requests.new_jobs(items)
+        if conn is not None:  # awaited if it is an asyncio connection, else on this thread
+            on_conn = self._ops.on_connection()
+            return await on_conn.insert_on_async(conn, jobs, on_conflict=on_conflict)
+        if self._async_inserts is not None:  # PostgreSQL: no hop to a thread
+            return await self._async_inserts.insert_async(jobs, on_conflict=on_conflict)
+        return await self._call(self._ops.insert, jobs, None, on_conflict)
+
+    # -- workers ------------------------------------------------------------------------------
+    async def start(
+        self,
+        queues: Sequence[QueueSpec],
+        *,
+        deadline_duration: float = DEADLINE_S,
+        dlq_enabled: bool | None = None,
+        heartbeat_interval: float = HEARTBEAT_INTERVAL_S,
+        heartbeat_staleness: float = STALENESS_S,
+        poll_interval: float = 1.0,
+        priority_aging_interval: float = 0.0,
+        claim_ahead: bool = True,
+        runtime_config: RuntimeConfig | None = None,
+        observers: Sequence[Observer] = (),
+    ) -> None:
+        """Start working ``queues``, given as ``(name, concurrency)`` pairs or
+        ``QueueConfig`` values; the keyword settings apply to the pairs. ``observers`` hear
+        every event of the worker (``awa.runtime.observe``). The schedules given to
+        ``periodic()`` are stored now.
+
+        ``dlq_enabled`` is stored with each queue, for every process working it, and only when
+        given: ``None`` leaves the queue's routing as it is (``configure_queue``). Refused
+        (``ValidationError``) when no task is registered, or a queue is no task's queue."""
+        if self._runtime is not None:
+            raise ValidationError("this client is already running workers")
+        settings = {
+            "deadline_duration_s": deadline_duration,
+            "dlq_enabled": dlq_enabled,
+            "heartbeat_interval_s": heartbeat_interval,
+            "heartbeat_staleness_s": heartbeat_staleness,
+            "poll_interval_s": poll_interval,
+            "priority_aging_interval_s": priority_aging_interval,
+            "claim_ahead": claim_ahead,
+        }
+        runtime = Runtime(
+            self.store,
+            self.registry,
+            queue_configs(queues, settings),
+            clock=self.clock,
+            config=runtime_config,
+            observers=observers,
+            schedules=list(self._schedules.values()),
+        )
+        await runtime.start()
+        self._runtime = runtime
+
+    async def shutdown(self, timeout: float = 30.0) -> None:
+        """Stop claiming, let running handlers finish for up to ``timeout`` seconds, flush
+        their outcomes, and stop. What is still running then will be rescued."""
+        runtime, self._runtime = self._runtime, None
+        if runtime is not None:
+            await runtime.shutdown(timeout)
+        if isinstance(self.store, AsyncInserts):
+            await self.store.close_async()
+
+    async def close(self) -> None:
+        """Shut workers down and release the database connections this client opened."""
+        await self.shutdown()
+        if self._owns_store:
+            await self._call(self._ops.close)
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def runtime(self) -> Runtime | None:
+        return self._runtime
+
+    async def health_check(self) -> Health:
+        """Whether the database answers, the listener is connected, when each of the
+        worker's services last ran without failing, and the handler slots in use per queue;
+        ``health.alive`` and ``health.ready`` sum it up (``awa.runtime.health``)."""
+        return await check_health(self.store, self._runtime, self._call)

@@ -1,0 +1,220 @@
+"""``awa.Client``: the async client's surface without ``await``. Workers run on a private
+event loop thread; the shared verbs (``sync_verbs.py``, generated) call the store on the
+caller's thread."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
+from datetime import datetime
+from typing import Any, Literal, overload
+
+from awa.client.async_client import AsyncClient, F
+from awa.client.operations import QueueSpec
+from awa.client.requests import InsertSpec, Returning, returns_ids
+from awa.client.sync_verbs import Verbs
+from awa.domain import Job as JobRecord
+from awa.domain import (
+    MissedFirePolicy,
+    OnConflict,
+    Schedule,
+    Unique,
+)
+from awa.domain.defaults import (
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_PRIORITY,
+)
+from awa.domain.unique import check_on_conflict
+from awa.domain.validation import ARGS_BYTES_MAX_DEFAULT
+from awa.ports import (
+    ClaimStore,
+    Clock,
+)
+from awa.runtime.health import Health
+from awa.runtime.runtime import Runtime
+
+__all__ = ["Client"]
+
+
+class Client(Verbs):
+    """The same surface without ``await``. Workers run on a private event loop thread; sync
+    handlers run in its thread pool and receive ``awa.SyncJob``."""
+
+    def __init__(
+        self,
+        dsn: str | None = None,
+        *,
+        store: ClaimStore | None = None,
+        clock: Clock | None = None,
+        max_args_bytes: int | None = ARGS_BYTES_MAX_DEFAULT,
+    ) -> None:
+        self._async = AsyncClient(dsn, store=store, clock=clock, max_args_bytes=max_args_bytes)
+        self.store = self._async.store
+        self.registry = self._async.registry
+        self._requests = self._async._requests
+        self._ops = self._async._ops
+        self._streams = self._async._streams
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    def _in_loop(self, coro: Any) -> Any:
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(
+                target=self._loop.run_forever, name="awa-client-loop", daemon=True
+            )
+            self._thread.start()
+        future: Future[Any] = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        return future.result()
+
+    def migrate(self) -> None:
+        self._ops.migrate()
+
+    def task(
+        self, args_type: type[Any], *, queue: str | None = None, kind: str | None = None
+    ) -> Callable[[F], F]:
+        return self._async.task(args_type, queue=queue, kind=kind)
+
+    def periodic(
+        self,
+        name: str,
+        cron: str,
+        args: Any,
+        *,
+        timezone: str = "UTC",
+        missed_fire_policy: MissedFirePolicy = "coalesce",
+        kind: str | None = None,
+        queue: str | None = None,
+        priority: int = DEFAULT_PRIORITY,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        tags: Sequence[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+        unique: Unique | None = None,
+    ) -> Schedule:
+        """``AsyncClient.periodic``: stored by ``start()``."""
+        return self._async.periodic(
+            name,
+            cron,
+            args,
+            timezone=timezone,
+            missed_fire_policy=missed_fire_policy,
+            kind=kind,
+            queue=queue,
+            priority=priority,
+            max_attempts=max_attempts,
+            tags=tags,
+            metadata=metadata,
+            unique=unique,
+        )
+
+    def insert(
+        self,
+        args: Any,
+        *,
+        kind: str | None = None,
+        queue: str | None = None,
+        priority: int | None = None,
+        max_attempts: int | None = None,
+        run_at: datetime | None = None,
+        tags: Sequence[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+        unique: Unique | None = None,
+        on_conflict: OnConflict = "raise",
+        conn: Any = None,
+    ) -> JobRecord:
+        """Insert one job; with ``conn`` (a psycopg, SQLAlchemy or Django connection or
+        session of yours) inside its open transaction; ``unique`` and ``on_conflict`` as
+        ``AsyncClient.insert``."""
+        spec = InsertSpec(
+            args=args,
+            kind=kind,
+            queue=queue,
+            priority=priority,
+            max_attempts=max_attempts,
+            run_at=run_at,
+            tags=tags,
+            metadata=metadata,
+            unique=unique,
+        )
+        [job] = self.insert_many([spec], conn=conn, on_conflict=on_conflict)
+        return job
+
+    @overload
+    def insert_many(
+        self,
+        items: Sequence[Any | InsertSpec],
+        *,
+        conn: Any = None,
+        on_conflict: OnConflict = "raise",
+        returning: Literal["jobs"] = "jobs",
+    ) -> list[JobRecord]: ...
+
+    @overload
+    def insert_many(
+        self,
+        items: Sequence[Any | InsertSpec],
+        *,
+        conn: Any = None,
+        on_conflict: OnConflict = "raise",
+        returning: Literal["ids"],
+    ) -> list[int]: ...
+
+    def insert_many(
+        self,
+        items: Sequence[Any | InsertSpec],
+        *,
+        conn: Any = None,
+        on_conflict: OnConflict = "raise",
+        returning: Returning = "jobs",
+    ) -> list[JobRecord] | list[int]:
+        """``AsyncClient.insert_many`` on this thread."""
+        ids = returns_ids(returning)
+        if conn is None and self._streams is not None and self._requests.streamable(items):
+            check_on_conflict(on_conflict)  # refused as the store's insert would refuse it
+            chunks = self._requests.new_job_chunks(items)  # made while the store writes the last
+            if ids:
+                return self._streams.insert_streamed_ids(len(items), chunks)
+            return self._streams.insert_streamed(len(items), chunks)
+        jobs = self._ops.insert(self._requests.new_jobs(items), conn, on_conflict)
+        return [job.id for job in jobs] if ids else jobs
+
+    def start(self, queues: Sequence[QueueSpec], **settings: Any) -> None:
+        self._in_loop(self._async.start(queues, **settings))
+
+    def shutdown(self, timeout: float = 30.0) -> None:
+        if self._loop is None:
+            return
+        self._in_loop(self._async.shutdown(timeout))
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._loop = None
+
+    def close(self) -> None:
+        """Shut workers down and release the database connections this client opened."""
+        self.shutdown()
+        if self._async._owns_store:
+            self._ops.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def runtime(self) -> Runtime | None:
+        return self._async.runtime
+
+    @property
+    def async_client(self) -> AsyncClient:
+        """The ``AsyncClient`` underneath, sharing this client's store and tasks: what
+        ``awa worker`` runs on its own event loop when the app names a ``Client``."""
+        return self._async
+
+    def health_check(self) -> Health:
+        """``AsyncClient.health_check``."""
+        result: Health = self._in_loop(self._async.health_check())
+        return result

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, overload
 
 from awa.client.async_verbs import AsyncVerbs
+from awa.client.declarations import Declarations
 from awa.client.operations import (
     Operations,
     QueueSpec,
@@ -17,7 +18,6 @@ from awa.client.operations import (
 from awa.client.requests import InsertSpec, Requests, Returning, returns_ids
 from awa.domain import Job as JobRecord
 from awa.domain import (
-    MissedFirePolicy,
     OnConflict,
     Schedule,
     Unique,
@@ -25,8 +25,6 @@ from awa.domain import (
 )
 from awa.domain.defaults import (
     DEADLINE_S,
-    DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_PRIORITY,
     HEARTBEAT_INTERVAL_S,
     STALENESS_S,
 )
@@ -47,10 +45,8 @@ from awa.runtime.runtime import Runtime
 
 __all__ = ["AsyncClient", "QueueSpec"]
 
-F = TypeVar("F", bound=Callable[..., Any])
 
-
-class AsyncClient(AsyncVerbs):
+class AsyncClient(Declarations, AsyncVerbs):
     """Insert, run and manage jobs from asyncio code.
 
     ``AsyncClient("postgresql://...")`` opens the store the URL names (``memory://`` too);
@@ -83,55 +79,6 @@ class AsyncClient(AsyncVerbs):
     async def migrate(self) -> None:
         """Create or upgrade the store's schema (nothing to do for the memory store)."""
         await self._call(self._ops.migrate)
-
-    def task(
-        self, args_type: type[Any], *, queue: str | None = None, kind: str | None = None
-    ) -> Callable[[F], F]:
-        """Register the decorated function as the handler of ``args_type`` jobs; queue and
-        kind default to the ``@awa.job_kind`` declaration, else ``default`` and the kind
-        named after the class (``SendEmail`` -> ``send_email``)."""
-
-        def register(handler: F) -> F:
-            self.registry.add(args_type, handler, queue=queue, kind=kind)
-            return handler
-
-        return register
-
-    def periodic(
-        self,
-        name: str,
-        cron: str,
-        args: Any,
-        *,
-        timezone: str = "UTC",
-        missed_fire_policy: MissedFirePolicy = "coalesce",
-        kind: str | None = None,
-        queue: str | None = None,
-        priority: int = DEFAULT_PRIORITY,
-        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
-        tags: Sequence[str] = (),
-        metadata: Mapping[str, Any] | None = None,
-        unique: Unique | None = None,
-    ) -> Schedule:
-        """Insert ``args`` as a job at every time ``cron`` names (5 fields, or 6 with seconds
-        first) in ``timezone``. Call it before ``start()``, which stores the schedule;
-        registering is additive and idempotent, and whichever process leads maintenance fires
-        it. A fire whose ``unique`` key is held is skipped. See ``docs/periodic-jobs.md``."""
-        if self._runtime is not None:
-            raise ValidationError("register periodic jobs before start()")
-        spec = InsertSpec(
-            args=args,
-            kind=kind,
-            queue=queue,
-            priority=priority,
-            max_attempts=max_attempts,
-            tags=tags,
-            metadata=metadata,
-            unique=unique,
-        )
-        schedule = self._requests.schedule(name, cron, spec, timezone, missed_fire_policy)
-        self._schedules[schedule.name] = schedule
-        return schedule
 
     # -- producers ----------------------------------------------------------------------------
     async def insert(

@@ -6,25 +6,20 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from datetime import datetime
 from typing import Any, Literal, overload
 
-from awa.client.async_client import AsyncClient, F
+from awa.client.async_client import AsyncClient
+from awa.client.declarations import Declarations
 from awa.client.operations import QueueSpec
 from awa.client.requests import InsertSpec, Returning, returns_ids
 from awa.client.sync_verbs import Verbs
 from awa.domain import Job as JobRecord
 from awa.domain import (
-    MissedFirePolicy,
     OnConflict,
-    Schedule,
     Unique,
-)
-from awa.domain.defaults import (
-    DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_PRIORITY,
 )
 from awa.domain.unique import check_on_conflict
 from awa.domain.validation import ARGS_BYTES_MAX_DEFAULT
@@ -38,7 +33,7 @@ from awa.runtime.runtime import Runtime
 __all__ = ["Client"]
 
 
-class Client(Verbs):
+class Client(Declarations, Verbs):
     """The same surface without ``await``. Workers run on a private event loop thread; sync
     handlers run in its thread pool and receive ``awa.SyncJob``."""
 
@@ -55,6 +50,7 @@ class Client(Verbs):
         self.registry = self._async.registry
         self._requests = self._async._requests
         self._ops = self._async._ops
+        self._schedules = self._async._schedules  # one set: start() stores them
         self._streams = self._async._streams
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -71,43 +67,6 @@ class Client(Verbs):
 
     def migrate(self) -> None:
         self._ops.migrate()
-
-    def task(
-        self, args_type: type[Any], *, queue: str | None = None, kind: str | None = None
-    ) -> Callable[[F], F]:
-        return self._async.task(args_type, queue=queue, kind=kind)
-
-    def periodic(
-        self,
-        name: str,
-        cron: str,
-        args: Any,
-        *,
-        timezone: str = "UTC",
-        missed_fire_policy: MissedFirePolicy = "coalesce",
-        kind: str | None = None,
-        queue: str | None = None,
-        priority: int = DEFAULT_PRIORITY,
-        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
-        tags: Sequence[str] = (),
-        metadata: Mapping[str, Any] | None = None,
-        unique: Unique | None = None,
-    ) -> Schedule:
-        """``AsyncClient.periodic``: stored by ``start()``."""
-        return self._async.periodic(
-            name,
-            cron,
-            args,
-            timezone=timezone,
-            missed_fire_policy=missed_fire_policy,
-            kind=kind,
-            queue=queue,
-            priority=priority,
-            max_attempts=max_attempts,
-            tags=tags,
-            metadata=metadata,
-            unique=unique,
-        )
 
     def insert(
         self,

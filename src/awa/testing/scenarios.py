@@ -13,27 +13,8 @@ from typing import Protocol
 
 import attrs
 
-from awa.domain import (
-    CallbackNotFound,
-    Cancel,
-    Complete,
-    CompleteCallback,
-    Fail,
-    FailCallback,
-    IllegalTransition,
-    Job,
-    JobState,
-    NewJob,
-    Outcome,
-    Resolution,
-    ResumeCallback,
-    RetryAfter,
-    RetryCallback,
-    Snooze,
-    Trigger,
-    Unique,
-    WaitForCallback,
-)
+from awa.domain import CallbackNotFound, IllegalTransition, Job, JobState, NewJob, Trigger, Unique
+from awa.domain import outcomes as o
 from awa.domain.values import CallbackToken
 from awa.ports import Applied, ClaimStore, Finish, Heartbeat, Stale
 
@@ -111,12 +92,12 @@ def drive_to(
     if state is JobState.WAITING_EXTERNAL:
         registered = _applied(store.register_callback(job.lease, timeout_s=CALLBACK_TIMEOUT_S))
         token = CallbackToken(registered.callback_id or "", job.lease, job.run_at)
-        parked = _applied(store.finish([Finish(job.lease, WaitForCallback(token))])[0])
+        parked = _applied(store.finish([Finish(job.lease, o.WaitForCallback(token))])[0])
         return Driven(parked, registered.callback_id)
-    outcomes: dict[JobState, Outcome] = {
-        JobState.RETRYABLE: RetryAfter(_FAR_S),
-        JobState.COMPLETED: Complete(),
-        JobState.FAILED: Fail("scenario failure", terminal=True),
+    outcomes: dict[JobState, o.Outcome] = {
+        JobState.RETRYABLE: o.RetryAfter(_FAR_S),
+        JobState.COMPLETED: o.Complete(),
+        JobState.FAILED: o.Fail("scenario failure", terminal=True),
     }
     outcome = outcomes[state]
     return Driven(_applied(store.finish([Finish(job.lease, outcome)])[0]))
@@ -138,11 +119,11 @@ def fire(store: ClaimStore, clock: TickingClock, trigger: Trigger, driven: Drive
     accepted: bool
     detail = ""
 
-    def finish(outcome: Outcome) -> bool:
+    def finish(outcome: o.Outcome) -> bool:
         result = store.finish([Finish(lease, outcome)])[0]
         return isinstance(result, Applied)
 
-    def resolve(resolution: Resolution) -> bool:
+    def resolve(resolution: o.Resolution) -> bool:
         try:
             store.resolve_callback(cid, resolution)
         except CallbackNotFound:
@@ -175,28 +156,28 @@ def fire(store: ClaimStore, clock: TickingClock, trigger: Trigger, driven: Drive
     elif trigger is Trigger.REGISTER_CALLBACK:
         accepted = isinstance(store.register_callback(lease), Applied)
     elif trigger is Trigger.COMPLETE:
-        accepted = finish(Complete())
+        accepted = finish(o.Complete())
     elif trigger is Trigger.RETRY:
-        accepted = finish(RetryAfter(60))
+        accepted = finish(o.RetryAfter(60))
     elif trigger is Trigger.FAIL:
-        accepted = finish(Fail("boom", terminal=True))
+        accepted = finish(o.Fail("boom", terminal=True))
     elif trigger is Trigger.SNOOZE:
-        accepted = finish(Snooze(60))
+        accepted = finish(o.Snooze(60))
     elif trigger is Trigger.CANCEL_BY_HANDLER:
-        accepted = finish(Cancel("handler gave up"))
+        accepted = finish(o.Cancel("handler gave up"))
     elif trigger is Trigger.WAIT_FOR_CALLBACK:
         if before.state is JobState.RUNNING and not before.callback_id:
             cid = _applied(store.register_callback(lease)).callback_id or cid
             before = store.get_job(job.id)
-        accepted = finish(WaitForCallback(CallbackToken(cid, lease, before.run_at)))
+        accepted = finish(o.WaitForCallback(CallbackToken(cid, lease, before.run_at)))
     elif trigger is Trigger.RESUME_CALLBACK:
-        accepted = resolve(ResumeCallback({"resumed": True}))
+        accepted = resolve(o.ResumeCallback({"resumed": True}))
     elif trigger is Trigger.COMPLETE_CALLBACK:
-        accepted = resolve(CompleteCallback({"done": True}))
+        accepted = resolve(o.CompleteCallback({"done": True}))
     elif trigger is Trigger.FAIL_CALLBACK:
-        accepted = resolve(FailCallback("external failure"))
+        accepted = resolve(o.FailCallback("external failure"))
     elif trigger is Trigger.RETRY_CALLBACK:
-        accepted = resolve(RetryCallback())
+        accepted = resolve(o.RetryCallback())
     elif trigger is Trigger.HEARTBEAT_CALLBACK:
         try:
             store.heartbeat_callback(cid, timeout_s=CALLBACK_TIMEOUT_S * 2)

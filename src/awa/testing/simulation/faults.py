@@ -59,24 +59,17 @@ class Faults:
         )
 
 
+@attrs.define
 class FaultInjector:
-    """Strikes ``faults`` at random (from the world's one ``rng``) on the fleet and the store."""
+    """Strikes ``faults`` at random (from the world's one ``rng``) on the fleet and the store;
+    ``jobs`` is how many were seeded, from which an operator picks when nothing is busy."""
 
-    def __init__(
-        self,
-        faults: Faults,
-        rng: random.Random,
-        clock: ManualClock,
-        store: RecordingStore,
-        fleet: Fleet,
-        jobs: int,
-    ) -> None:
-        self.faults = faults
-        self.rng = rng
-        self.clock = clock
-        self.store = store
-        self.fleet = fleet
-        self.jobs = jobs  # the seeded jobs, from which an operator picks when nothing is busy
+    faults: Faults
+    rng: random.Random
+    clock: ManualClock
+    store: RecordingStore
+    fleet: Fleet
+    jobs: int
 
     async def strike(self, now: datetime) -> None:
         """Roll each fault once, in a fixed order, so one seed strikes the same faults."""

@@ -46,26 +46,17 @@ class Process:
         return f"{self.name}#{self.incarnation}"
 
 
+@attrs.define
 class Fleet:
     """The worker processes, in a fixed order: started, crashed, shut down and restarted."""
 
-    def __init__(
-        self,
-        store: RecordingStore,
-        registry: TaskRegistry,
-        clock: ManualClock,
-        *,
-        concurrency: int,
-        scheduling: bool,
-        restart_after_s: float,
-    ) -> None:
-        self.store = store
-        self.registry = registry
-        self.clock = clock
-        self.concurrency = concurrency
-        self.scheduling = scheduling
-        self.restart_after_s = restart_after_s
-        self.processes: list[Process] = []
+    store: RecordingStore
+    registry: TaskRegistry
+    clock: ManualClock
+    concurrency: int
+    scheduling: bool
+    restart_after_s: float
+    processes: list[Process] = attrs.field(factory=list, init=False)
 
     def _runtime(self, owner: str) -> Runtime:
         queues = [

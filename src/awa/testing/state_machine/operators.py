@@ -12,20 +12,9 @@ import attrs
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
-from awa.domain import (
-    TRANSITIONS,
-    IllegalTransition,
-    Job,
-    JobState,
-    NewJob,
-    Trigger,
-    Unique,
-    UniqueConflict,
-    ValidationError,
-    decisions,
-    holds_unique_key,
-    retakes_unique_key,
-)
+from awa.domain import Job, JobState, NewJob, Unique, UniqueConflict, ValidationError, decisions
+from awa.domain.transitions import TRANSITIONS, IllegalTransition, Trigger
+from awa.domain.unique import holds_unique_key, retakes_unique_key
 from awa.ports import BATCH_SIZE_MAX, QueueSettings
 from awa.testing.state_machine.base import QUEUES, MachineBase
 

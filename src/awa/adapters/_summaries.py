@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from awa.adapters._core import JobQuery
 from awa.adapters._unreadable import Decoders
+from awa.adapters.core import JobQuery
 from awa.ports.listing import SUMMARY_FIELDS, Home
 
 __all__ = ["STATEMENTS", "SUMMARY_COLUMNS", "summary_decoders", "summary_params"]

@@ -33,10 +33,10 @@ from psycopg.rows import TupleRow
 from psycopg.types.json import set_json_loads
 from psycopg_pool import ConnectionPool
 
-from awa.adapters._core import JobQuery, StoreCore
 from awa.adapters._fencing import Decide, Locked, Writes, available_queues, stale_results
 from awa.adapters._presence import WorkerPresence
 from awa.adapters._unreadable import Raw
+from awa.adapters.core import JobQuery, StoreCore
 from awa.adapters.postgres import caller_connections, migrations, summaries
 from awa.adapters.postgres._errors import translate_errors
 from awa.adapters.postgres._rereading import fetch_rows
@@ -296,7 +296,8 @@ class PostgresStore(StoreCore, WorkerPresence):
             return str(uuid.UUID(int=self._seeded_rng.getrandbits(128), version=4))
         return str(uuid.uuid4())
 
-    # -- producers ------------------------------------------------------------------------------
+    # -- the fast paths: StoreCore's insert, claim and promote, each as one statement ---------
+    # (the memory and SQLite stores take the core's own, ``awa.adapters.core.row_paths``)
     def _insert(self, jobs: Sequence[NewJob], on_conflict: OnConflict) -> list[Job]:
         now = self._now()
         if is_plain(jobs):  # one small statement, or COPY for several
@@ -306,6 +307,40 @@ class PostgresStore(StoreCore, WorkerPresence):
         with self._connection("inserting jobs") as conn:  # one statement: no BEGIN/COMMIT
             return insert_on(conn, jobs, params, on_conflict)
 
+    def _claim(
+        self, queue: str, limit: int, deadline_duration_s: float, priority_aging_s: float
+    ) -> list[Job]:
+        params: dict[str, Any] = {
+            "now": self._now(),
+            "queue": queue,
+            "limit": limit,
+            "deadline": interval(deadline_duration_s),
+        }
+        statement = "claim"
+        if priority_aging_s:
+            statement, params["aging_us"] = "claim_aged", round(priority_aging_s * 1_000_000)
+        with self._statement("claiming jobs") as cur:
+            cur.execute(SQL[statement], params)
+            jobs = [job_from_row(row) for row in checked_rows(cur)]
+        # attempted_at is the claim's now: order them as the statement picked them
+        if priority_aging_s:
+            jobs.sort(
+                key=lambda job: decisions.claim_order(
+                    job, job.attempted_at or job.run_at, priority_aging_s
+                )
+            )
+        else:
+            jobs.sort(key=decisions.PLAIN_CLAIM_ORDER)
+        return jobs
+
+    def _promote(self, limit: int) -> list[Job]:
+        with self._transaction("promoting jobs") as tx:
+            tx.cur.execute(SQL["promote"], {"now": self._now(), "limit": limit})
+            promoted = sorted(map(job_from_row, checked_rows(tx.cur)), key=_due_order)
+            tx.wake(promoted)
+            return promoted
+
+    # -- producers ------------------------------------------------------------------------------
     async def insert_async(
         self, jobs: Sequence[NewJob], *, on_conflict: OnConflict = "raise"
     ) -> list[Job]:
@@ -381,33 +416,7 @@ class PostgresStore(StoreCore, WorkerPresence):
             conn, jobs, now=self._now(), on_conflict=on_conflict
         )
 
-    # -- workers: the hot paths ------------------------------------------------------------------
-    def _claim(
-        self, queue: str, limit: int, deadline_duration_s: float, priority_aging_s: float
-    ) -> list[Job]:
-        params: dict[str, Any] = {
-            "now": self._now(),
-            "queue": queue,
-            "limit": limit,
-            "deadline": interval(deadline_duration_s),
-        }
-        statement = "claim"
-        if priority_aging_s:
-            statement, params["aging_us"] = "claim_aged", round(priority_aging_s * 1_000_000)
-        with self._statement("claiming jobs") as cur:
-            cur.execute(SQL[statement], params)
-            jobs = [job_from_row(row) for row in checked_rows(cur)]
-        # attempted_at is the claim's now: order them as the statement picked them
-        if priority_aging_s:
-            jobs.sort(
-                key=lambda job: decisions.claim_order(
-                    job, job.attempted_at or job.run_at, priority_aging_s
-                )
-            )
-        else:
-            jobs.sort(key=decisions.PLAIN_CLAIM_ORDER)
-        return jobs
-
+    # -- workers ----------------------------------------------------------------------------------
     def _finish(self, finishes: Sequence[Finish]) -> list[WriteResult]:
         if finishes and _all_distinct_completions(finishes):
             return self._complete_many(finishes)
@@ -485,13 +494,6 @@ class PostgresStore(StoreCore, WorkerPresence):
         return write_held(action, leases, results, held, write_one, self.held_row_wait_s)
 
     # -- maintenance ----------------------------------------------------------------------------
-    def _promote(self, limit: int) -> list[Job]:
-        with self._transaction("promoting jobs") as tx:
-            tx.cur.execute(SQL["promote"], {"now": self._now(), "limit": limit})
-            promoted = sorted(map(job_from_row, checked_rows(tx.cur)), key=_due_order)
-            tx.wake(promoted)
-            return promoted
-
     def _delete_finished(self, retention: Retention, older_than_s: float, limit: int) -> int:
         params = {"now": self._now(), "older_than": timedelta(seconds=older_than_s), "limit": limit}
         with self._statement("deleting finished jobs") as cur:
@@ -645,7 +647,7 @@ class PostgresStore(StoreCore, WorkerPresence):
         assert row is not None  # an upsert always returns its row
         return QueueSettings(*row)
 
-    def _queue_stats(self) -> list[QueueStats]:
+    def queue_stats(self) -> list[QueueStats]:
         with self._statement("reading queue statistics") as cur:
             rows = fetch_rows(cur.execute(SQL["queue_stats"]))
         return [
@@ -727,7 +729,7 @@ class PostgresStore(StoreCore, WorkerPresence):
             return cur.rowcount > 0
 
     # -- periodic schedules ---------------------------------------------------------------------
-    def _list_schedules(self) -> list[ScheduleRecord]:
+    def list_schedules(self) -> list[ScheduleRecord]:
         with self._statement("listing schedules") as cur:
             return [schedule_from_row(row) for row in cur.execute(SQL["list_schedules"])]
 

@@ -5,6 +5,20 @@ store), ``fenced`` (the writes every role shares), ``producing``, ``working``, `
 
 from awa.adapters.core.row_paths import RowPaths
 from awa.adapters.core.store import StoreCore
-from awa.adapters.core.transaction import JobQuery, RowTransaction, Transaction, UniqueKeyRace
+from awa.adapters.core.transaction import (
+    JobBatch,
+    JobQuery,
+    RowTransaction,
+    Transaction,
+    UniqueKeyRace,
+)
 
-__all__ = ["JobQuery", "RowPaths", "RowTransaction", "StoreCore", "Transaction", "UniqueKeyRace"]
+__all__ = [
+    "JobBatch",
+    "JobQuery",
+    "RowPaths",
+    "RowTransaction",
+    "StoreCore",
+    "Transaction",
+    "UniqueKeyRace",
+]

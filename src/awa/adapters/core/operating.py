@@ -12,7 +12,7 @@ import attrs
 from awa.adapters._fencing import Locked, Writes
 from awa.adapters.core.dead_letters import retry_dead_letter
 from awa.adapters.core.fenced import FencedCore, cancel_locked, holder_refusing
-from awa.adapters.core.transaction import JobQuery, Transaction
+from awa.adapters.core.transaction import JobBatch, JobQuery, Transaction
 from awa.domain import Job, JobNotFound, JobState, UniqueConflict, decisions
 from awa.domain.validation import check_flag, check_queue
 from awa.ports import BATCH_SIZE_MAX, QueueSettings, QueueStats
@@ -214,7 +214,8 @@ class Operating(FencedCore):
 
             def batch(after_id: int = after_id) -> tuple[list[Locked], list[Job]]:
                 with self._transaction(action) as tx:
-                    locked = tx.lock_jobs(states, queue, kind, after_id, BATCH_SIZE_MAX)
+                    found = JobBatch(tuple(states), queue, kind, after_id, BATCH_SIZE_MAX)
+                    locked = tx.lock_jobs(found)
                     return locked, act(tx, locked) if locked else []
 
             locked, changed = self._rerun_on_key_race(batch)

@@ -17,7 +17,7 @@ import attrs
 from awa.adapters._fencing import Locked, Writes
 from awa.domain import Job, JobState, Lease, ScheduleRecord
 
-__all__ = ["JobQuery", "RowTransaction", "Transaction", "UniqueKeyRace"]
+__all__ = ["JobBatch", "JobQuery", "RowTransaction", "Transaction", "UniqueKeyRace"]
 
 
 class UniqueKeyRace(Exception):
@@ -45,6 +45,28 @@ class JobQuery:
             and (self.queue is None or job.queue == self.queue)
             and (self.tag is None or self.tag in job.tags)
             and (self.before_id is None or job.id < self.before_id)
+        )
+
+
+@attrs.frozen
+class JobBatch:
+    """One batch of a bulk operator's verb, as ``Transaction.lock_jobs`` reads it: jobs
+    outside the dead-letter queue in one of ``states`` (and ``queue``, ``kind`` when given)
+    whose id is above ``after_id``, at most ``limit``, in id order."""
+
+    states: tuple[JobState, ...]
+    queue: str | None
+    kind: str | None
+    after_id: int
+    limit: int
+
+    def matches(self, job: Job) -> bool:
+        """Whether ``job`` passes the filters (the limit and order are the caller's)."""
+        return (
+            job.id > self.after_id
+            and job.state in self.states
+            and (self.queue is None or job.queue == self.queue)
+            and (self.kind is None or job.kind == self.kind)
         )
 
 
@@ -88,16 +110,8 @@ class Transaction(Protocol):
         """Lock the job that holds unique key ``key`` (``awa.domain.holds_unique_key``)."""
         ...
 
-    def lock_jobs(
-        self,
-        states: Sequence[JobState],
-        queue: str | None,
-        kind: str | None,
-        after_id: int,
-        limit: int,
-    ) -> list[Locked]:
-        """Lock up to ``limit`` jobs outside the dead-letter queue in one of ``states`` (and
-        ``queue``, ``kind`` when given) whose id is above ``after_id``, in id order."""
+    def lock_jobs(self, batch: JobBatch) -> list[Locked]:
+        """Lock the jobs of ``batch`` (``JobBatch.matches``), up to its limit, in id order."""
         ...
 
     def lock_schedules(self, names: Sequence[str]) -> dict[str, ScheduleRecord]:

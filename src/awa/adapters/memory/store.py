@@ -333,23 +333,10 @@ class MemoryStore(RowPaths, StoreCore, WorkerPresence):
                 counts = {state: 0 for state in JobState}
                 for job in jobs:
                     counts[job.state] += 1
+                depth = sum(1 for e in self._table.dlq.values() if e.job.queue == name)
+                available = (j.run_at for j in jobs if j.state is JobState.AVAILABLE)
                 settings = self._table.settings(name)
-                stats.append(
-                    QueueStats(
-                        queue=name,
-                        counts=counts,
-                        dlq_depth=sum(1 for e in self._table.dlq.values() if e.job.queue == name),
-                        paused=settings.paused,
-                        dlq_enabled=settings.dlq_enabled,
-                        oldest_available_at=min(
-                            (j.run_at for j in jobs if j.state is JobState.AVAILABLE),
-                            default=None,
-                        ),
-                        finished_retention_s=settings.finished_retention_s,
-                        dlq_retention_s=settings.dlq_retention_s,
-                        failed_retention_s=settings.failed_retention_s,
-                    )
-                )
+                stats.append(QueueStats.of(settings, counts, depth, min(available, default=None)))
             return stats
 
     # -- the queue summary (``awa.ports.SummarizesQueues``) ----------------------------------------

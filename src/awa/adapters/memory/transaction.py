@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from awa.adapters._fencing import Locked, Writes, available_queues
+from awa.adapters.core import JobBatch
 from awa.adapters.memory.table import MemoryTable
 from awa.domain import DlqEntry, Job, JobState, Lease, ScheduleRecord
 from awa.domain.rescue import rescue_cause
@@ -64,24 +65,10 @@ class MemoryTransaction:
         holder = self._table.holder(key)
         return None if holder is None else self._locked(holder)
 
-    def lock_jobs(
-        self,
-        states: Sequence[JobState],
-        queue: str | None,
-        kind: str | None,
-        after_id: int,
-        limit: int,
-    ) -> list[Locked]:
+    def lock_jobs(self, batch: JobBatch) -> list[Locked]:
         jobs = (self._table.jobs[job_id] for job_id in sorted(self._table.jobs))
-        matching = (
-            self._locked(j)
-            for j in jobs
-            if j.id > after_id
-            and j.state in states
-            and (queue is None or j.queue == queue)
-            and (kind is None or j.kind == kind)
-        )
-        return list(itertools.islice(matching, limit))
+        matching = (self._locked(job) for job in jobs if batch.matches(job))
+        return list(itertools.islice(matching, batch.limit))
 
     def lock_schedules(self, names: Sequence[str]) -> dict[str, ScheduleRecord]:
         found = (self._table.schedules.get(name) for name in names)

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+import attrs
 import psycopg
 from psycopg.rows import TupleRow
 from psycopg.types.json import set_json_loads
@@ -35,8 +36,9 @@ from psycopg_pool import ConnectionPool
 
 from awa.adapters._fencing import Decide, Locked, Writes, available_queues, stale_results
 from awa.adapters._presence import WorkerPresence
+from awa.adapters._summaries import list_params
 from awa.adapters._unreadable import Raw
-from awa.adapters.core import JobQuery, StoreCore
+from awa.adapters.core import JobBatch, JobQuery, StoreCore
 from awa.adapters.postgres import caller_connections, migrations, summaries
 from awa.adapters.postgres._errors import translate_errors
 from awa.adapters.postgres._rereading import fetch_rows
@@ -589,16 +591,8 @@ class PostgresStore(StoreCore, WorkerPresence):
         return job_from_row(rows[0]) if rows else None
 
     def _list_jobs(self, query: JobQuery) -> list[Job]:
-        params = {
-            "state": query.state.value if query.state is not None else None,
-            "kind": query.kind,
-            "queue": query.queue,
-            "tag": query.tag,
-            "before_id": query.before_id,
-            "limit": query.limit,
-        }
         with self._statement("listing jobs") as cur:
-            cur.execute(SQL["list_jobs"], params)
+            cur.execute(SQL["list_jobs"], list_params(query))
             return [job_from_row(row) for row in checked_rows(cur)]
 
     def _list_job_summaries(
@@ -875,21 +869,8 @@ class _PgTransaction:
         found = self._locked("lock_unique_holder", {"key": key})
         return found[0] if found else None
 
-    def lock_jobs(
-        self,
-        states: Sequence[JobState],
-        queue: str | None,
-        kind: str | None,
-        after_id: int,
-        limit: int,
-    ) -> list[Locked]:
-        params = {
-            "states": [state.value for state in states],
-            "queue": queue,
-            "kind": kind,
-            "after_id": after_id,
-            "limit": limit,
-        }
+    def lock_jobs(self, batch: JobBatch) -> list[Locked]:
+        params = {**attrs.asdict(batch), "states": [state.value for state in batch.states]}
         return self._locked("lock_jobs_matching", params)
 
     def lock_schedules(self, names: Sequence[str]) -> dict[str, ScheduleRecord]:

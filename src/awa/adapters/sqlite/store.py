@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import quote
 
 from awa.adapters._presence import WorkerPresence
+from awa.adapters._summaries import list_params
 from awa.adapters.core import JobQuery, RowPaths, StoreCore
 from awa.adapters.sqlite import migrations, summaries
 from awa.adapters.sqlite._errors import translate_errors
@@ -391,15 +392,8 @@ class SqliteStore(RowPaths, StoreCore, WorkerPresence):
         return job_from_row(rows[0]) if rows else None
 
     def _list_jobs(self, query: JobQuery) -> list[Job]:
-        params = {
-            "state": query.state.value if query.state is not None else None,
-            "kind": query.kind,
-            "queue": query.queue,
-            "tag": query.tag,
-            "before_id": query.before_id,
-            "limit": query.limit,
-        }
-        return [job_from_row(row) for row in self._rows("listing jobs", "list_jobs", params)]
+        rows = self._rows("listing jobs", "list_jobs", list_params(query))
+        return [job_from_row(row) for row in rows]
 
     def _list_job_summaries(
         self, query: JobQuery, home: Home, error_chars: int
@@ -456,19 +450,8 @@ class SqliteStore(RowPaths, StoreCore, WorkerPresence):
         stats = []
         for name in sorted(set(counts) | set(depths) | set(settings)):
             setting = settings.get(name, QueueSettings(name))
-            stats.append(
-                QueueStats(
-                    queue=name,
-                    counts=counts.get(name, {s: 0 for s in JobState}),
-                    dlq_depth=depths.get(name, 0),
-                    paused=setting.paused,
-                    dlq_enabled=setting.dlq_enabled,
-                    oldest_available_at=oldest.get(name),
-                    finished_retention_s=setting.finished_retention_s,
-                    dlq_retention_s=setting.dlq_retention_s,
-                    failed_retention_s=setting.failed_retention_s,
-                )
-            )
+            counted = counts.get(name, {s: 0 for s in JobState})
+            stats.append(QueueStats.of(setting, counted, depths.get(name, 0), oldest.get(name)))
         return stats
 
     # -- the queue summary (``awa.ports.SummarizesQueues``) --------------------------------------

@@ -7,7 +7,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+import attrs
+
 from awa.adapters._fencing import Locked, Writes, available_queues
+from awa.adapters.core import JobBatch
 from awa.adapters.sqlite._rows import (
     JOB_WIDTH,
     STATES,
@@ -81,20 +84,10 @@ class SqliteTransaction:
     def lock_unique_holder(self, key: str) -> Locked | None:
         return self._one("lock_unique_holder", {"key": key})
 
-    def lock_jobs(
-        self,
-        states: Sequence[JobState],
-        queue: str | None,
-        kind: str | None,
-        after_id: int,
-        limit: int,
-    ) -> list[Locked]:
+    def lock_jobs(self, batch: JobBatch) -> list[Locked]:
         params = {
-            "states": dump_json([state.value for state in states]),
-            "queue": queue,
-            "kind": kind,
-            "after_id": after_id,
-            "limit": limit,
+            **attrs.asdict(batch),
+            "states": dump_json([state.value for state in batch.states]),
         }
         return self._locked("lock_jobs_matching", params)
 

@@ -9,6 +9,7 @@ from awa.adapters.core.transaction import (
     JobBatch,
     JobQuery,
     RowTransaction,
+    SettingsChange,
     Transaction,
     UniqueKeyRace,
 )
@@ -18,6 +19,7 @@ __all__ = [
     "JobQuery",
     "RowPaths",
     "RowTransaction",
+    "SettingsChange",
     "StoreCore",
     "Transaction",
     "UniqueKeyRace",

@@ -12,7 +12,7 @@ import attrs
 from awa.adapters._fencing import Locked, Writes
 from awa.adapters.core.dead_letters import retry_dead_letter
 from awa.adapters.core.fenced import FencedCore, cancel_locked, holder_refusing
-from awa.adapters.core.transaction import JobBatch, JobQuery, Transaction
+from awa.adapters.core.transaction import JobBatch, JobQuery, SettingsChange, Transaction
 from awa.domain import Job, JobNotFound, JobState, UniqueConflict, decisions
 from awa.domain.validation import check_flag, check_queue
 from awa.ports import BATCH_SIZE_MAX, QueueSettings, QueueStats
@@ -63,16 +63,9 @@ class Operating(FencedCore):
         """Resuming also wakes the queue's workers."""
 
     @abc.abstractmethod
-    def _configure_queue(
-        self,
-        queue: str,
-        dlq_enabled: bool | None,
-        finished_retention_s: float | None,
-        dlq_retention_s: float | None,
-        failed_retention_s: float | None,
-    ) -> QueueSettings:
-        """Store each setting that is not ``None`` (creating the queue's settings if it has
-        none yet) and return them all, in one atomic step."""
+    def _configure_queue(self, queue: str, change: SettingsChange) -> QueueSettings:
+        """Store each setting ``change`` gives (creating the queue's settings if it has none
+        yet) and return them all, in one atomic step."""
 
     @abc.abstractmethod
     def queue_stats(self) -> list[QueueStats]: ...
@@ -243,15 +236,15 @@ class Operating(FencedCore):
         check_queue_settings(
             queue, dlq_enabled, finished_retention_s, dlq_retention_s, failed_retention_s
         )
-        return self._configure_queue(
-            queue,
+        change = SettingsChange(
             dlq_enabled,
             None if finished_retention_s is None else float(finished_retention_s),
             None if dlq_retention_s is None else float(dlq_retention_s),
             None if failed_retention_s is None else float(failed_retention_s),
         )
+        return self._configure_queue(queue, change)
 
     def set_dlq_enabled(self, queue: str, enabled: bool) -> None:
         check_queue(queue)
         check_flag("enabled", enabled)
-        self._configure_queue(queue, enabled, None, None, None)
+        self._configure_queue(queue, SettingsChange(dlq_enabled=enabled))

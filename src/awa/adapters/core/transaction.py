@@ -17,7 +17,14 @@ import attrs
 from awa.adapters._fencing import Locked, Writes
 from awa.domain import Job, JobState, Lease, ScheduleRecord
 
-__all__ = ["JobBatch", "JobQuery", "RowTransaction", "Transaction", "UniqueKeyRace"]
+__all__ = [
+    "JobBatch",
+    "JobQuery",
+    "RowTransaction",
+    "SettingsChange",
+    "Transaction",
+    "UniqueKeyRace",
+]
 
 
 class UniqueKeyRace(Exception):
@@ -68,6 +75,17 @@ class JobBatch:
             and (self.queue is None or job.queue == self.queue)
             and (self.kind is None or job.kind == self.kind)
         )
+
+
+@attrs.frozen
+class SettingsChange:
+    """``configure_queue``'s checked settings, as an adapter stores them: a setting that is
+    ``None`` stays as it is."""
+
+    dlq_enabled: bool | None = None
+    finished_retention_s: float | None = None
+    dlq_retention_s: float | None = None
+    failed_retention_s: float | None = None
 
 
 class Transaction(Protocol):

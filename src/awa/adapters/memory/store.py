@@ -22,7 +22,7 @@ import attrs
 
 from awa.adapters._presence import WorkerPresence
 from awa.adapters._unreadable import TooEarly, TooLate, placeholder
-from awa.adapters.core import JobQuery, RowPaths, RowTransaction, StoreCore
+from awa.adapters.core import JobQuery, RowPaths, RowTransaction, SettingsChange, StoreCore
 from awa.adapters.memory.faults import FaultHooks, SimulatedCrash
 from awa.adapters.memory.table import PENDING, MemoryTable
 from awa.adapters.memory.transaction import MemoryTransaction
@@ -299,23 +299,16 @@ class MemoryStore(RowPaths, StoreCore, WorkerPresence):
         with self._tx():
             self._table.queues[queue] = attrs.evolve(self._table.settings(queue), paused=paused)
 
-    def _configure_queue(
-        self,
-        queue: str,
-        dlq_enabled: bool | None,
-        finished_retention_s: float | None,
-        dlq_retention_s: float | None,
-        failed_retention_s: float | None,
-    ) -> QueueSettings:
+    def _configure_queue(self, queue: str, change: SettingsChange) -> QueueSettings:
         with self._tx():
             old = self._table.settings(queue)
             settings = QueueSettings(
                 queue,
                 old.paused,
-                old.dlq_enabled if dlq_enabled is None else dlq_enabled,
-                _given(finished_retention_s, old.finished_retention_s),
-                _given(dlq_retention_s, old.dlq_retention_s),
-                _given(failed_retention_s, old.failed_retention_s),
+                old.dlq_enabled if change.dlq_enabled is None else change.dlq_enabled,
+                _given(change.finished_retention_s, old.finished_retention_s),
+                _given(change.dlq_retention_s, old.dlq_retention_s),
+                _given(change.failed_retention_s, old.failed_retention_s),
             )
             self._table.queues[queue] = settings
             return settings

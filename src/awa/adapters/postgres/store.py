@@ -38,7 +38,7 @@ from awa.adapters._fencing import Decide, Locked, Writes, available_queues, stal
 from awa.adapters._presence import WorkerPresence
 from awa.adapters._summaries import list_params
 from awa.adapters._unreadable import Raw
-from awa.adapters.core import JobBatch, JobQuery, StoreCore
+from awa.adapters.core import JobBatch, JobQuery, SettingsChange, StoreCore
 from awa.adapters.postgres import caller_connections, migrations, summaries
 from awa.adapters.postgres._errors import translate_errors
 from awa.adapters.postgres._rereading import fetch_rows
@@ -621,20 +621,13 @@ class PostgresStore(StoreCore, WorkerPresence):
             if not paused:
                 tx.cur.execute(SQL["notify_wakeup"], {"queues": [queue]})
 
-    def _configure_queue(
-        self,
-        queue: str,
-        dlq_enabled: bool | None,
-        finished_retention_s: float | None,
-        dlq_retention_s: float | None,
-        failed_retention_s: float | None,
-    ) -> QueueSettings:
+    def _configure_queue(self, queue: str, change: SettingsChange) -> QueueSettings:
         params = {
             "queue": queue,
-            "dlq_enabled": dlq_enabled,
-            "finished_retention": _seconds(finished_retention_s),
-            "dlq_retention": _seconds(dlq_retention_s),
-            "failed_retention": _seconds(failed_retention_s),
+            "dlq_enabled": change.dlq_enabled,
+            "finished_retention": _seconds(change.finished_retention_s),
+            "dlq_retention": _seconds(change.dlq_retention_s),
+            "failed_retention": _seconds(change.failed_retention_s),
         }
         with self._statement("configuring a queue") as cur:
             row = cur.execute(SQL["configure_queue"], params).fetchone()

@@ -28,7 +28,7 @@ from urllib.parse import quote
 
 from awa.adapters._presence import WorkerPresence
 from awa.adapters._summaries import list_params
-from awa.adapters.core import JobQuery, RowPaths, StoreCore
+from awa.adapters.core import JobQuery, RowPaths, SettingsChange, StoreCore
 from awa.adapters.sqlite import migrations, summaries
 from awa.adapters.sqlite._errors import translate_errors
 from awa.adapters.sqlite._rows import (
@@ -416,20 +416,14 @@ class SqliteStore(RowPaths, StoreCore, WorkerPresence):
             if not paused:
                 tx.events.append(JobsAvailable(queue))
 
-    def _configure_queue(
-        self,
-        queue: str,
-        dlq_enabled: bool | None,
-        finished_retention_s: float | None,
-        dlq_retention_s: float | None,
-        failed_retention_s: float | None,
-    ) -> QueueSettings:
+    def _configure_queue(self, queue: str, change: SettingsChange) -> QueueSettings:
+        enabled = change.dlq_enabled
         params = {
             "queue": queue,
-            "dlq_enabled": None if dlq_enabled is None else int(dlq_enabled),
-            "finished_retention_us": _us(finished_retention_s),
-            "dlq_retention_us": _us(dlq_retention_s),
-            "failed_retention_us": _us(failed_retention_s),
+            "dlq_enabled": None if enabled is None else int(enabled),
+            "finished_retention_us": _us(change.finished_retention_s),
+            "dlq_retention_us": _us(change.dlq_retention_s),
+            "failed_retention_us": _us(change.failed_retention_s),
         }
         with self._transaction("configuring a queue") as tx:
             row = tx.conn.execute(SQL["configure_queue"], params).fetchone()

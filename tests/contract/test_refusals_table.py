@@ -7,9 +7,11 @@ from awa.testing.contract import REFUSALS
 
 
 def _verbs_taking_arguments(port: type) -> set[str]:
+    """The port's verbs, its own and its roles' (``ClaimStore`` is the union of its roles)."""
     return {
         name
-        for name, member in vars(port).items()
+        for role in port.__mro__
+        for name, member in vars(role).items()
         if not name.startswith("_")
         and inspect.isfunction(member)
         and len(inspect.signature(member).parameters) > 1

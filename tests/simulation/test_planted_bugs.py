@@ -34,8 +34,8 @@ def unfenced_finish(monkeypatch: pytest.MonkeyPatch) -> None:
     def finish(self: MemoryStore, finishes: list[Finish]) -> Any:
         # the bug: write through whatever attempt holds the job now, not the caller's
         current = [
-            attrs.evolve(f, lease=self._jobs[f.lease.job_id].lease)
-            if f.lease.job_id in self._jobs
+            attrs.evolve(f, lease=self._table.jobs[f.lease.job_id].lease)
+            if f.lease.job_id in self._table.jobs
             else f
             for f in finishes
         ]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-import awa.adapters.memory.store as memory_store
+import awa.adapters.memory.table as memory_table
 from awa.adapters.memory import ManualClock, MemoryStore
 from awa.domain import FirePlan, Job, JobState, Trigger, UniqueConflict
 from awa.testing.contract import PeriodicContract, UniqueContract
@@ -31,7 +31,7 @@ def key_kept_by_failed_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
         in_states = job.state in job.unique_states or job.state is JobState.FAILED
         return job.unique_key is not None and in_states
 
-    monkeypatch.setattr(memory_store, "holds_unique_key", holds)
+    monkeypatch.setattr(memory_table, "holds_unique_key", holds)
 
 
 @pytest.fixture
@@ -39,9 +39,9 @@ def fire_without_compare_and_set(monkeypatch: pytest.MonkeyPatch) -> None:
     original = MemoryStore._fire
 
     def fire(self: MemoryStore, plan: FirePlan) -> Any:
-        current = self._schedules.get(plan.name)
+        current = self._table.schedules.get(plan.name)
         if current is not None:  # the bug: whatever the schedule says now, the plan fires
-            self._schedules[plan.name] = current.__class__(
+            self._table.schedules[plan.name] = current.__class__(
                 schedule=current.schedule,
                 next_fire_at=plan.expected_next,
                 last_fire_at=current.last_fire_at,

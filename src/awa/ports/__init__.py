@@ -35,7 +35,12 @@ from awa.ports.store import (
     BATCH_SIZE_MAX,
     DEFAULT_DEADLINE_S,
     DEFAULT_STALENESS_S,
+    CallbackStore,
     ClaimStore,
+    MaintenanceStore,
+    OperatorStore,
+    ProducerStore,
+    WorkerStore,
 )
 from awa.ports.summary import ENDED_WINDOW_S, DlqGroup, QueueSummary
 
@@ -49,6 +54,7 @@ __all__ = [
     "Applied",
     "AsyncInserts",
     "CallbackResolved",
+    "CallbackStore",
     "CancelRequested",
     "ClaimStore",
     "Clock",
@@ -63,9 +69,12 @@ __all__ = [
     "JobSummary",
     "JobsAvailable",
     "Listens",
+    "MaintenanceStore",
     "Migrates",
+    "OperatorStore",
     "PartlyWritten",
     "Probes",
+    "ProducerStore",
     "QueueSettings",
     "QueueStats",
     "QueueSummary",
@@ -77,5 +86,6 @@ __all__ = [
     "SystemClock",
     "TracksWorkers",
     "UnhandledKind",
+    "WorkerStore",
     "WriteResult",
 ]

@@ -136,6 +136,27 @@ class QueueStats:
     #: finished jobs); empty: every count is exact
     estimated: frozenset[JobState] = frozenset()
 
+    @classmethod
+    def of(
+        cls,
+        settings: QueueSettings,
+        counts: Mapping[JobState, int],
+        dlq_depth: int,
+        oldest_available_at: datetime | None,
+    ) -> QueueStats:
+        """The statistics of the queue ``settings`` belong to, with those settings."""
+        return cls(
+            settings.queue,
+            counts,
+            dlq_depth,
+            settings.paused,
+            settings.dlq_enabled,
+            oldest_available_at,
+            settings.finished_retention_s,
+            settings.dlq_retention_s,
+            settings.failed_retention_s,
+        )
+
 
 @attrs.frozen
 class UnhandledKind:

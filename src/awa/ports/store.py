@@ -55,7 +55,12 @@ __all__ = [
     "BATCH_SIZE_MAX",
     "DEFAULT_DEADLINE_S",
     "DEFAULT_STALENESS_S",
+    "CallbackStore",
     "ClaimStore",
+    "MaintenanceStore",
+    "OperatorStore",
+    "ProducerStore",
+    "WorkerStore",
 ]
 
 BATCH_SIZE_MAX = 5000
@@ -63,15 +68,9 @@ DEFAULT_DEADLINE_S = DEADLINE_S
 DEFAULT_STALENESS_S = STALENESS_S
 
 
-class ClaimStore(Protocol):
-    @property
-    def clock(self) -> Clock | None:
-        """The clock the store tells time by, when this process can read it (an injected
-        ``ManualClock``, the memory store's clock); ``None`` when the store keeps its own (the
-        database's). A client runs its workers on it."""
-        ...
+class ProducerStore(Protocol):
+    """What a producer needs: enqueue jobs, and cancel one by the unique key it holds."""
 
-    # -- producers ---------------------------------------------------------------------------
     def insert(self, jobs: Sequence[NewJob], *, on_conflict: OnConflict = "raise") -> list[Job]:
         """Row 1, for every job at once; returns them with ids, in order. A job whose unique
         key another job holds (or an earlier job of the same call takes) refuses the whole
@@ -85,7 +84,10 @@ class ClaimStore(Protocol):
         states include ``completed``) raises ``IllegalTransition``."""
         ...
 
-    # -- workers: claims and fenced writes ---------------------------------------------------
+
+class WorkerStore(Protocol):
+    """What a worker needs for its attempts: claim them, and the fenced writes of a live one."""
+
     def claim(
         self,
         queue: str,
@@ -118,13 +120,16 @@ class ClaimStore(Protocol):
         lease that no longer owns its job is ``Stale``."""
         ...
 
+
+class CallbackStore(Protocol):
+    """Callbacks: a running attempt registers one; the external side answers or extends it."""
+
     def register_callback(
         self, lease: Lease, *, timeout_s: float = CALLBACK_TIMEOUT_S, callback_id: str | None = None
     ) -> WriteResult:
         """Give a running attempt a pending callback (a fresh id unless one is given)."""
         ...
 
-    # -- the external side of a callback ----------------------------------------------------
     def resolve_callback(self, callback_id: str, resolution: Resolution) -> Job:
         """Rows 11-13. At most one resolution per callback wins; the rest, and any unknown
         or stale id, raise ``CallbackNotFound``."""
@@ -134,7 +139,11 @@ class ClaimStore(Protocol):
         """Push a pending callback's timeout to ``now + timeout_s``."""
         ...
 
-    # -- maintenance -------------------------------------------------------------------------
+
+class MaintenanceStore(Protocol):
+    """What the maintenance leader needs: rescue, promotion, retention, leadership and the
+    periodic fires."""
+
     def rescue(
         self, *, staleness_s: float = DEFAULT_STALENESS_S, limit: int = 1000
     ) -> list[Rescued]:
@@ -189,7 +198,11 @@ class ClaimStore(Protocol):
         """Give up leadership at once, if ``owner`` holds it."""
         ...
 
-    # -- operators ---------------------------------------------------------------------------
+
+class OperatorStore(Protocol):
+    """What an operator needs: read jobs, act on them, and manage queues, schedules and the
+    dead-letter queue."""
+
     def get_job(self, job_id: int) -> Job:
         """The job from whichever home holds it; ``JobNotFound`` otherwise."""
         ...
@@ -365,4 +378,17 @@ class ClaimStore(Protocol):
 
     def purge_dlq_job(self, job_id: int) -> None:
         """Row 21 for one entry; ``JobNotFound`` when the job is not dead-lettered."""
+        ...
+
+
+class ClaimStore(
+    ProducerStore, WorkerStore, CallbackStore, MaintenanceStore, OperatorStore, Protocol
+):
+    """The whole store: every role's verbs. A runtime service takes only its role's part."""
+
+    @property
+    def clock(self) -> Clock | None:
+        """The clock the store tells time by, when this process can read it (an injected
+        ``ManualClock``, the memory store's clock); ``None`` when the store keeps its own (the
+        database's). A client runs its workers on it."""
         ...

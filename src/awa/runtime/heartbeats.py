@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from awa.domain import AwaError, JobState
-from awa.ports import Applied, ClaimStore, Clock, Heartbeat, Stale, StaleReason, WriteResult
+from awa.ports import Applied, Clock, Heartbeat, Stale, StaleReason, WorkerStore, WriteResult
 from awa.runtime.attempt_table import AttemptTable
 from awa.runtime.attempts import Attempt
 from awa.runtime.store_calls import StoreCalls
@@ -38,7 +38,7 @@ class HeartbeatService:
     name = "heartbeat"
 
     def __init__(
-        self, table: AttemptTable, store: ClaimStore, store_call: StoreCalls, *, interval_s: float
+        self, table: AttemptTable, store: WorkerStore, store_call: StoreCalls, *, interval_s: float
     ) -> None:
         self.table = table
         self.store = store

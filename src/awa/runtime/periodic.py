@@ -1,7 +1,7 @@
 """The periodic service: the maintenance leader enqueues each due fire of every schedule.
 
 It works in two steps, each one run of the service: look (lead, then ask the store which fires
-are due at its own clock, ``ClaimStore.plan_fires``), then fire (``ClaimStore.fire`` for each
+are due at its own clock, ``MaintenanceStore.plan_fires``), then fire (``.fire`` for each
 plan, the compare-and-set that enqueues it). A leader paused between the two (a long GC, a
 stalled connection, SIGSTOP) may wake up after another process took over and fired the same
 fires: its compare-and-set then finds the schedule moved on and enqueues nothing. The simulator
@@ -13,13 +13,11 @@ A process that leads fires the schedules every process registered, its own or no
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from datetime import datetime
 
 from awa.domain import FirePlan
-from awa.ports import ClaimStore
-from awa.runtime.config import RuntimeConfig
-from awa.runtime.stats import RuntimeStats
-from awa.runtime.store_calls import StoreCalls
+from awa.runtime.leading import LeaderService
 
 __all__ = ["SCHEDULES_PER_LOOK", "PeriodicService"]
 
@@ -29,26 +27,13 @@ log = logging.getLogger("awa.runtime")
 SCHEDULES_PER_LOOK = 100
 
 
-class PeriodicService:
+class PeriodicService(LeaderService):
     """Plans due fires while leading, then fires them; sleeps until the next fire."""
 
     name = "periodic"
 
-    def __init__(
-        self,
-        store: ClaimStore,
-        store_call: StoreCalls,
-        config: RuntimeConfig,
-        stats: RuntimeStats,
-        *,
-        owner: str,
-    ) -> None:
-        self._store = store
-        self._call = store_call
-        self._config = config
-        self._stats = stats
-        self.owner = owner
-        self.planned: list[FirePlan] = []  # looked at, not yet fired
+    #: plans looked at, not yet fired (none until the first look)
+    planned: Sequence[FirePlan] = ()
 
     async def run_once(self, now: datetime) -> float | None:
         if self.planned:
@@ -57,9 +42,9 @@ class PeriodicService:
         return await self._look()
 
     async def _look(self) -> float:
-        interval_s = self._config.maintenance_interval_s
-        ttl_s = 3 * interval_s  # the maintenance service's leadership, renewed here too
-        if not await self._call(self._store.try_lead, self.owner, ttl_s=ttl_s):
+        interval_s = self.config.maintenance_interval_s
+        # the maintenance service's leadership, renewed here too
+        if not await self._call(self._store.try_lead, self.owner, ttl_s=self.lead_ttl_s):
             return interval_s
         round_ = await self._call(self._store.plan_fires, limit=SCHEDULES_PER_LOOK)
         self.planned = round_.plans
@@ -71,7 +56,7 @@ class PeriodicService:
         return max(0.0, min(until_s, interval_s))
 
     async def _fire(self) -> None:
-        plans, self.planned = self.planned, []
+        plans, self.planned = self.planned, ()
         for plan in plans:
             fired = await self._call(self._store.fire, plan)
             if fired is None:

@@ -6,6 +6,13 @@ or was woken, then sleeps on the clock until the next one is due or a wake-up ar
 simulation drives ``ready``/``run`` itself instead, choosing the order. A service that raises
 runs again after a backoff, and its run of failures is logged once, not once per try
 (``awa.runtime.service_failures``).
+
+The ``now`` a service is given is this process's clock, for waiting and pacing alone (when to
+run again, an async handler's local deadline). The lifecycle's time is the store's: a lease,
+heartbeat, deadline or ``run_at`` is stamped by the store with its own clock inside the
+statement that writes it, so hosts need not agree about the time. That is why most services
+never read ``now``; they take it all the same, so that one scheduler (or a simulation) drives
+every service alike.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 returns how many seconds until it wants to run again (``None``: only when woken). The
 ``Scheduler`` owns all waiting, so everything runs under a ``ManualClock`` too.
 
-Each service is given only what it uses: the store and the bounded way to call it, the
+Each service is given only what it uses: the store's role it calls (``WorkerStore`` for
+claims and finishes, the maintenance role for the leader) and the bounded way to call it, the
 attempt table, and the counters it moves."""
 
 from __future__ import annotations
@@ -11,25 +12,28 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from awa.domain import AwaError, Fail, ValidationError
 from awa.domain.validation import storable_text
 from awa.ports import (
     Applied,
-    ClaimStore,
     Clock,
     Finish,
+    MaintenanceStore,
     PartlyWritten,
     QueueStats,
     Rescued,
     Stale,
     SummarizesQueues,
+    WorkerStore,
     WriteResult,
 )
 from awa.runtime.attempt_table import AttemptTable, PendingOutcome
 from awa.runtime.attempts import Attempt
 from awa.runtime.config import QueueConfig, RuntimeConfig
 from awa.runtime.dispatch import Dispatch
+from awa.runtime.leading import LeaderService
 from awa.runtime.observe import AttemptEnd, Ending, MaintenanceReport, Observers
 from awa.runtime.scheduler import Service
 from awa.runtime.stats import RuntimeStats
@@ -39,12 +43,21 @@ __all__ = [
     "ClaimService",
     "CompletionService",
     "DeadlineService",
+    "MaintainedStore",
     "MaintenanceReport",
     "MaintenanceService",
     "Service",
 ]
 
 log = logging.getLogger("awa.runtime")
+
+
+class MaintainedStore(MaintenanceStore, Protocol):
+    """The maintenance role, and the one operator's read its leader makes: the queue counts
+    it hands observers on a store that keeps no summary (``SummarizesQueues``)."""
+
+    def queue_stats(self) -> list[QueueStats]: ...
+
 
 #: the largest share of the maintenance leader's time the queue summary's count may take: the
 #: count reads the whole job table, which holds every finished job for the retention period
@@ -63,7 +76,7 @@ class ClaimService:
     def __init__(
         self,
         config: QueueConfig,
-        store: ClaimStore,
+        store: WorkerStore,
         store_call: StoreCalls,
         table: AttemptTable,
         dispatch: Dispatch,
@@ -174,7 +187,7 @@ class CompletionService:
 
     def __init__(
         self,
-        store: ClaimStore,
+        store: WorkerStore,
         store_call: StoreCalls,
         table: AttemptTable,
         stats: RuntimeStats,
@@ -317,14 +330,16 @@ class DeadlineService:
         return next_due
 
 
-class MaintenanceService:
+class MaintenanceService(LeaderService):
     """Rescue, promotion and retention, run by one leader among all processes."""
 
     name = "maintenance"
 
+    _store: MaintainedStore
+
     def __init__(
         self,
-        store: ClaimStore,
+        store: MaintainedStore,
         store_call: StoreCalls,
         config: RuntimeConfig,
         stats: RuntimeStats,
@@ -333,12 +348,8 @@ class MaintenanceService:
         owner: str,
         staleness_s: float,
     ) -> None:
-        self._store = store
-        self._call = store_call
-        self.config = config
-        self._stats = stats
+        super().__init__(store, store_call, config, stats, owner=owner)
         self._observers = observers
-        self.owner = owner
         self.staleness_s = staleness_s
         self.last_report = MaintenanceReport(leader=False)
         #: the leader counts the queues into the store's summary, when the store keeps one
@@ -379,8 +390,7 @@ class MaintenanceService:
         them, hand them the counts (the leader alone counts, not every worker). A store without
         a summary is read with ``queue_stats()`` each round instead, if an observer wants it."""
         store, cfg, limit = self._store, self.config, self.config.maintenance_batch_max
-        ttl_s = 3 * cfg.maintenance_interval_s
-        if not store.try_lead(self.owner, ttl_s=ttl_s):
+        if not store.try_lead(self.owner, ttl_s=self.lead_ttl_s):
             return MaintenanceReport(leader=False), [], None
         rescued = store.rescue(staleness_s=self.staleness_s, limit=limit)
         promoted = store.promote(limit=limit)

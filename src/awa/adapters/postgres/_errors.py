@@ -8,8 +8,8 @@ from contextlib import contextmanager
 import psycopg
 from psycopg import errors as pg_errors
 
-from awa.adapters._core import UniqueKeyRace
 from awa.adapters._schema import MIGRATE_HINT, SchemaNewerThanCode, not_migrated
+from awa.adapters.core import UniqueKeyRace
 from awa.domain import DatabaseError, ValidationError
 
 __all__ = [

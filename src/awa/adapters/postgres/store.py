@@ -28,15 +28,17 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+import attrs
 import psycopg
 from psycopg.rows import TupleRow
 from psycopg.types.json import set_json_loads
 from psycopg_pool import ConnectionPool
 
-from awa.adapters._core import JobQuery, StoreCore
 from awa.adapters._fencing import Decide, Locked, Writes, available_queues, stale_results
 from awa.adapters._presence import WorkerPresence
+from awa.adapters._summaries import list_params
 from awa.adapters._unreadable import Raw
+from awa.adapters.core import JobBatch, JobQuery, SettingsChange, StoreCore
 from awa.adapters.postgres import caller_connections, migrations, summaries
 from awa.adapters.postgres._errors import translate_errors
 from awa.adapters.postgres._rereading import fetch_rows
@@ -296,7 +298,8 @@ class PostgresStore(StoreCore, WorkerPresence):
             return str(uuid.UUID(int=self._seeded_rng.getrandbits(128), version=4))
         return str(uuid.uuid4())
 
-    # -- producers ------------------------------------------------------------------------------
+    # -- the fast paths: StoreCore's insert, claim and promote, each as one statement ---------
+    # (the memory and SQLite stores take the core's own, ``awa.adapters.core.row_paths``)
     def _insert(self, jobs: Sequence[NewJob], on_conflict: OnConflict) -> list[Job]:
         now = self._now()
         if is_plain(jobs):  # one small statement, or COPY for several
@@ -306,6 +309,40 @@ class PostgresStore(StoreCore, WorkerPresence):
         with self._connection("inserting jobs") as conn:  # one statement: no BEGIN/COMMIT
             return insert_on(conn, jobs, params, on_conflict)
 
+    def _claim(
+        self, queue: str, limit: int, deadline_duration_s: float, priority_aging_s: float
+    ) -> list[Job]:
+        params: dict[str, Any] = {
+            "now": self._now(),
+            "queue": queue,
+            "limit": limit,
+            "deadline": interval(deadline_duration_s),
+        }
+        statement = "claim"
+        if priority_aging_s:
+            statement, params["aging_us"] = "claim_aged", round(priority_aging_s * 1_000_000)
+        with self._statement("claiming jobs") as cur:
+            cur.execute(SQL[statement], params)
+            jobs = [job_from_row(row) for row in checked_rows(cur)]
+        # attempted_at is the claim's now: order them as the statement picked them
+        if priority_aging_s:
+            jobs.sort(
+                key=lambda job: decisions.claim_order(
+                    job, job.attempted_at or job.run_at, priority_aging_s
+                )
+            )
+        else:
+            jobs.sort(key=decisions.PLAIN_CLAIM_ORDER)
+        return jobs
+
+    def _promote(self, limit: int) -> list[Job]:
+        with self._transaction("promoting jobs") as tx:
+            tx.cur.execute(SQL["promote"], {"now": self._now(), "limit": limit})
+            promoted = sorted(map(job_from_row, checked_rows(tx.cur)), key=_due_order)
+            tx.wake(promoted)
+            return promoted
+
+    # -- producers ------------------------------------------------------------------------------
     async def insert_async(
         self, jobs: Sequence[NewJob], *, on_conflict: OnConflict = "raise"
     ) -> list[Job]:
@@ -381,33 +418,7 @@ class PostgresStore(StoreCore, WorkerPresence):
             conn, jobs, now=self._now(), on_conflict=on_conflict
         )
 
-    # -- workers: the hot paths ------------------------------------------------------------------
-    def _claim(
-        self, queue: str, limit: int, deadline_duration_s: float, priority_aging_s: float
-    ) -> list[Job]:
-        params: dict[str, Any] = {
-            "now": self._now(),
-            "queue": queue,
-            "limit": limit,
-            "deadline": interval(deadline_duration_s),
-        }
-        statement = "claim"
-        if priority_aging_s:
-            statement, params["aging_us"] = "claim_aged", round(priority_aging_s * 1_000_000)
-        with self._statement("claiming jobs") as cur:
-            cur.execute(SQL[statement], params)
-            jobs = [job_from_row(row) for row in checked_rows(cur)]
-        # attempted_at is the claim's now: order them as the statement picked them
-        if priority_aging_s:
-            jobs.sort(
-                key=lambda job: decisions.claim_order(
-                    job, job.attempted_at or job.run_at, priority_aging_s
-                )
-            )
-        else:
-            jobs.sort(key=decisions.PLAIN_CLAIM_ORDER)
-        return jobs
-
+    # -- workers ----------------------------------------------------------------------------------
     def _finish(self, finishes: Sequence[Finish]) -> list[WriteResult]:
         if finishes and _all_distinct_completions(finishes):
             return self._complete_many(finishes)
@@ -485,13 +496,6 @@ class PostgresStore(StoreCore, WorkerPresence):
         return write_held(action, leases, results, held, write_one, self.held_row_wait_s)
 
     # -- maintenance ----------------------------------------------------------------------------
-    def _promote(self, limit: int) -> list[Job]:
-        with self._transaction("promoting jobs") as tx:
-            tx.cur.execute(SQL["promote"], {"now": self._now(), "limit": limit})
-            promoted = sorted(map(job_from_row, checked_rows(tx.cur)), key=_due_order)
-            tx.wake(promoted)
-            return promoted
-
     def _delete_finished(self, retention: Retention, older_than_s: float, limit: int) -> int:
         params = {"now": self._now(), "older_than": timedelta(seconds=older_than_s), "limit": limit}
         with self._statement("deleting finished jobs") as cur:
@@ -587,16 +591,8 @@ class PostgresStore(StoreCore, WorkerPresence):
         return job_from_row(rows[0]) if rows else None
 
     def _list_jobs(self, query: JobQuery) -> list[Job]:
-        params = {
-            "state": query.state.value if query.state is not None else None,
-            "kind": query.kind,
-            "queue": query.queue,
-            "tag": query.tag,
-            "before_id": query.before_id,
-            "limit": query.limit,
-        }
         with self._statement("listing jobs") as cur:
-            cur.execute(SQL["list_jobs"], params)
+            cur.execute(SQL["list_jobs"], list_params(query))
             return [job_from_row(row) for row in checked_rows(cur)]
 
     def _list_job_summaries(
@@ -625,27 +621,20 @@ class PostgresStore(StoreCore, WorkerPresence):
             if not paused:
                 tx.cur.execute(SQL["notify_wakeup"], {"queues": [queue]})
 
-    def _configure_queue(
-        self,
-        queue: str,
-        dlq_enabled: bool | None,
-        finished_retention_s: float | None,
-        dlq_retention_s: float | None,
-        failed_retention_s: float | None,
-    ) -> QueueSettings:
+    def _configure_queue(self, queue: str, change: SettingsChange) -> QueueSettings:
         params = {
             "queue": queue,
-            "dlq_enabled": dlq_enabled,
-            "finished_retention": _seconds(finished_retention_s),
-            "dlq_retention": _seconds(dlq_retention_s),
-            "failed_retention": _seconds(failed_retention_s),
+            "dlq_enabled": change.dlq_enabled,
+            "finished_retention": _seconds(change.finished_retention_s),
+            "dlq_retention": _seconds(change.dlq_retention_s),
+            "failed_retention": _seconds(change.failed_retention_s),
         }
         with self._statement("configuring a queue") as cur:
             row = cur.execute(SQL["configure_queue"], params).fetchone()
         assert row is not None  # an upsert always returns its row
         return QueueSettings(*row)
 
-    def _queue_stats(self) -> list[QueueStats]:
+    def queue_stats(self) -> list[QueueStats]:
         with self._statement("reading queue statistics") as cur:
             rows = fetch_rows(cur.execute(SQL["queue_stats"]))
         return [
@@ -727,7 +716,7 @@ class PostgresStore(StoreCore, WorkerPresence):
             return cur.rowcount > 0
 
     # -- periodic schedules ---------------------------------------------------------------------
-    def _list_schedules(self) -> list[ScheduleRecord]:
+    def list_schedules(self) -> list[ScheduleRecord]:
         with self._statement("listing schedules") as cur:
             return [schedule_from_row(row) for row in cur.execute(SQL["list_schedules"])]
 
@@ -873,21 +862,8 @@ class _PgTransaction:
         found = self._locked("lock_unique_holder", {"key": key})
         return found[0] if found else None
 
-    def lock_jobs(
-        self,
-        states: Sequence[JobState],
-        queue: str | None,
-        kind: str | None,
-        after_id: int,
-        limit: int,
-    ) -> list[Locked]:
-        params = {
-            "states": [state.value for state in states],
-            "queue": queue,
-            "kind": kind,
-            "after_id": after_id,
-            "limit": limit,
-        }
+    def lock_jobs(self, batch: JobBatch) -> list[Locked]:
+        params = {**attrs.asdict(batch), "states": [state.value for state in batch.states]}
         return self._locked("lock_jobs_matching", params)
 
     def lock_schedules(self, names: Sequence[str]) -> dict[str, ScheduleRecord]:

@@ -7,8 +7,8 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from awa.adapters._core import UniqueKeyRace
 from awa.adapters._schema import MIGRATE_HINT, SchemaNewerThanCode, not_migrated
+from awa.adapters.core import UniqueKeyRace
 from awa.domain import DatabaseError, ValidationError
 
 __all__ = ["MIGRATE_HINT", "SchemaNewerThanCode", "not_migrated", "translate_errors"]

@@ -33,6 +33,7 @@ __all__ = [
     "JOB_DECODERS",
     "JOB_WIDTH",
     "SCHEDULE_COLUMNS",
+    "STATES",
     "dlq_entry_from_row",
     "dump_json",
     "job_from_row",
@@ -60,7 +61,8 @@ SCHEDULE_COLUMNS = (
 )  # fmt: skip
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MICROSECOND = timedelta(microseconds=1)
-_STATES = {state.value: state for state in JobState}
+#: each state by the text a row stores it as
+STATES = {state.value: state for state in JobState}
 #: each state's bit in a unique-states mask, in the order of ``JobState`` (migration 0001)
 _STATE_BITS = {state: 1 << position for position, state in enumerate(JobState)}
 
@@ -167,7 +169,7 @@ def _stored_job(row: Sequence[Any], offset: int) -> Job:
         kind=kind,
         queue=queue,
         args=args,
-        state=_STATES[state],
+        state=STATES[state],
         priority=priority,
         attempt=attempt,
         max_attempts=max_attempts,
@@ -248,7 +250,7 @@ JOB_DECODERS: Decoders = {
     "kind": _text,
     "queue": _text,
     "args": _object,
-    "state": _STATES.__getitem__,
+    "state": STATES.__getitem__,
     "priority": _integer,
     "attempt": _integer,
     "max_attempts": _integer,

@@ -1,11 +1,12 @@
 """The SQLite claim store: ``awa.ports.ClaimStore`` on the standard library's ``sqlite3``.
 
-The lifecycle is ``StoreCore``'s (argument checks, the fenced-write loop, every decision);
-this module supplies its primitives. Every write runs in one ``BEGIN IMMEDIATE`` transaction,
-which takes the file's write lock before it reads: what a transaction read stays as it read it
-until it commits, across every process on the file, so "lock these rows" is a read and each
-transition is the domain's own (``awa.domain.decisions``), written back with ``write_job.sql``.
-Readers never wait (WAL mode); a writer that finds the lock taken waits up to
+The lifecycle is the core's (argument checks, the fenced-write loop, every decision, and
+insert, claim, promote and fire over the rows: ``awa.adapters.core``); this module supplies
+its primitives, and its transaction (``transaction.py``) the rows. Every write runs in one
+``BEGIN IMMEDIATE`` transaction, which takes the file's write lock before it reads: what a
+transaction read stays as it read it until it commits, across every process on the file, so
+"lock these rows" is a read and each transition is the domain's own, written back with
+``write_job.sql``. Readers never wait (WAL mode); a writer that finds the lock taken waits up to
 ``busy_timeout_s``.
 
 Time is the injected clock's, else the system clock's: processes on one host share it.
@@ -25,48 +26,37 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
-from awa.adapters._core import JobQuery, StoreCore
-from awa.adapters._fencing import Locked, Writes, available_queues
 from awa.adapters._presence import WorkerPresence
+from awa.adapters._summaries import list_params
+from awa.adapters.core import JobQuery, RowPaths, SettingsChange, StoreCore
 from awa.adapters.sqlite import migrations, summaries
 from awa.adapters.sqlite._errors import translate_errors
 from awa.adapters.sqlite._rows import (
-    JOB_WIDTH,
+    STATES,
     dlq_entry_from_row,
     dump_json,
     job_from_row,
-    job_params,
     load_json,
     micros,
     read_time,
     schedule_from_row,
-    schedule_params,
     time_of,
-    write_params,
 )
 from awa.adapters.sqlite._sql import SQL
 from awa.adapters.sqlite.files import create_private
 from awa.adapters.sqlite.hints import HintPoller
+from awa.adapters.sqlite.transaction import SqliteTransaction
 from awa.domain import (
     DatabaseError,
     DlqEntry,
-    FirePlan,
     Job,
     JobState,
-    Lease,
-    NewJob,
-    OnConflict,
     ScheduleRecord,
     ValidationError,
-    decisions,
-    holds_unique_key,
 )
-from awa.domain.rescue import rescue_cause
 from awa.domain.retention import Retention
-from awa.domain.unique import Blocked, answer_inserts, blocked_inserts, refuse_blocked
 from awa.domain.validation import INSTANT_MIN, check_seconds
 from awa.ports import (
-    CallbackResolved,
     CancelRequested,
     Clock,
     Event,
@@ -93,7 +83,6 @@ MAINTENANCE_LEADERSHIP = "maintenance"
 # hint rows kept for listeners of other processes (prune_hints.sql); pruned every so often
 _HINTS_KEPT = 1000
 _PRUNE_EVERY = 256
-_STATES = {state.value: state for state in JobState}
 #: each retention's delete, over the states awa.domain.retention gives it
 #: (tests/contract/test_retention_sql.py)
 _DELETE_STATEMENT = {Retention.COMPLETED: "delete_completed", Retention.FAILED: "delete_failed"}
@@ -107,7 +96,7 @@ def _us(seconds: float | None) -> int | None:
     return None if seconds is None else round(seconds * 1_000_000)
 
 
-class SqliteStore(StoreCore, WorkerPresence):
+class SqliteStore(RowPaths, StoreCore, WorkerPresence):
     """``ClaimStore`` in one SQLite file (or ``":memory:"``, gone with the store).
 
     Several threads share the store (one connection, one lock) and several processes share
@@ -218,12 +207,12 @@ class SqliteStore(StoreCore, WorkerPresence):
             yield self._conn
 
     @contextmanager
-    def _transaction(self, action: str) -> Iterator[_SqliteTransaction]:
+    def _transaction(self, action: str) -> Iterator[SqliteTransaction]:
         """``BEGIN IMMEDIATE`` ... ``COMMIT``; the hints it raised reach this store's
         listeners once it committed (and other processes' through ``awa_hints``)."""
         with self._connection(action) as conn:
             conn.execute("BEGIN IMMEDIATE")
-            tx = _SqliteTransaction(self, conn, self.clock.now())
+            tx = SqliteTransaction(conn, self.clock.now())
             try:
                 yield tx
                 if tx.events:
@@ -279,43 +268,7 @@ class SqliteStore(StoreCore, WorkerPresence):
             return str(uuid.UUID(int=self._seeded_rng.getrandbits(128), version=4))
         return str(uuid.uuid4())
 
-    # -- producers ------------------------------------------------------------------------------
-    def _insert(self, jobs: Sequence[NewJob], on_conflict: OnConflict) -> list[Job]:
-        with self._transaction("inserting jobs") as tx:
-            created, blocked = tx.create(jobs, on_conflict)
-        return answer_inserts(len(jobs), created, blocked)
-
-    # -- workers --------------------------------------------------------------------------------
-    def _claim(
-        self, queue: str, limit: int, deadline_duration_s: float, priority_aging_s: float
-    ) -> list[Job]:
-        with self._transaction("claiming jobs") as tx:
-            paused = tx.conn.execute(SQL["queue_paused"], {"queue": queue}).fetchone()[0]
-            if paused:
-                return []
-            now = tx.now()
-            params = {"queue": queue, "now": micros(now), "limit": limit}
-            if priority_aging_s:  # the domain orders the first few of every priority
-                rows = tx.conn.execute(SQL["claim_candidates_aged"], params)
-                candidates = [job_from_row(row) for row in rows]
-                candidates.sort(key=lambda job: decisions.claim_order(job, now, priority_aging_s))
-            else:  # the index's order is the claim order
-                rows = tx.conn.execute(SQL["claim_candidates"], params)
-                candidates = [job_from_row(row) for row in rows]
-            claimed = [decisions.claim(j, now, deadline_duration_s) for j in candidates[:limit]]
-            tx.write_jobs(claimed)
-            return claimed
-
     # -- maintenance ----------------------------------------------------------------------------
-    def _promote(self, limit: int) -> list[Job]:
-        with self._transaction("promoting jobs") as tx:
-            now = tx.now()
-            rows = tx.conn.execute(SQL["due_jobs"], {"now": micros(now), "limit": limit})
-            promoted = [decisions.promote(job_from_row(row), now) for row in rows.fetchall()]
-            tx.write_jobs(promoted)
-            tx.wake(promoted)
-            return promoted
-
     def _delete_finished(self, retention: Retention, older_than_s: float, limit: int) -> int:
         params = {"now": micros(self.clock.now()), "older_than": _us(older_than_s), "limit": limit}
         return self._change("deleting finished jobs", _DELETE_STATEMENT[retention], params)
@@ -439,15 +392,8 @@ class SqliteStore(StoreCore, WorkerPresence):
         return job_from_row(rows[0]) if rows else None
 
     def _list_jobs(self, query: JobQuery) -> list[Job]:
-        params = {
-            "state": query.state.value if query.state is not None else None,
-            "kind": query.kind,
-            "queue": query.queue,
-            "tag": query.tag,
-            "before_id": query.before_id,
-            "limit": query.limit,
-        }
-        return [job_from_row(row) for row in self._rows("listing jobs", "list_jobs", params)]
+        rows = self._rows("listing jobs", "list_jobs", list_params(query))
+        return [job_from_row(row) for row in rows]
 
     def _list_job_summaries(
         self, query: JobQuery, home: Home, error_chars: int
@@ -470,26 +416,20 @@ class SqliteStore(StoreCore, WorkerPresence):
             if not paused:
                 tx.events.append(JobsAvailable(queue))
 
-    def _configure_queue(
-        self,
-        queue: str,
-        dlq_enabled: bool | None,
-        finished_retention_s: float | None,
-        dlq_retention_s: float | None,
-        failed_retention_s: float | None,
-    ) -> QueueSettings:
+    def _configure_queue(self, queue: str, change: SettingsChange) -> QueueSettings:
+        enabled = change.dlq_enabled
         params = {
             "queue": queue,
-            "dlq_enabled": None if dlq_enabled is None else int(dlq_enabled),
-            "finished_retention_us": _us(finished_retention_s),
-            "dlq_retention_us": _us(dlq_retention_s),
-            "failed_retention_us": _us(failed_retention_s),
+            "dlq_enabled": None if enabled is None else int(enabled),
+            "finished_retention_us": _us(change.finished_retention_s),
+            "dlq_retention_us": _us(change.dlq_retention_s),
+            "failed_retention_us": _us(change.failed_retention_s),
         }
         with self._transaction("configuring a queue") as tx:
             row = tx.conn.execute(SQL["configure_queue"], params).fetchone()
         return _settings_of(row)
 
-    def _queue_stats(self) -> list[QueueStats]:
+    def queue_stats(self) -> list[QueueStats]:
         states, depth_rows, setting_rows = self._snapshot(
             "reading queue statistics", "queue_states", "dlq_depths", "queue_settings"
         )
@@ -498,25 +438,14 @@ class SqliteStore(StoreCore, WorkerPresence):
         counts: dict[str, dict[JobState, int]] = {}
         oldest: dict[str, datetime] = {}
         for queue, state, n, oldest_us in states:
-            counts.setdefault(queue, {s: 0 for s in JobState})[_STATES[state]] = n
+            counts.setdefault(queue, {s: 0 for s in JobState})[STATES[state]] = n
             if oldest_us is not None:
                 oldest[queue] = read_time(oldest_us) or INSTANT_MIN
         stats = []
         for name in sorted(set(counts) | set(depths) | set(settings)):
             setting = settings.get(name, QueueSettings(name))
-            stats.append(
-                QueueStats(
-                    queue=name,
-                    counts=counts.get(name, {s: 0 for s in JobState}),
-                    dlq_depth=depths.get(name, 0),
-                    paused=setting.paused,
-                    dlq_enabled=setting.dlq_enabled,
-                    oldest_available_at=oldest.get(name),
-                    finished_retention_s=setting.finished_retention_s,
-                    dlq_retention_s=setting.dlq_retention_s,
-                    failed_retention_s=setting.failed_retention_s,
-                )
-            )
+            counted = counts.get(name, {s: 0 for s in JobState})
+            stats.append(QueueStats.of(setting, counted, depths.get(name, 0), oldest.get(name)))
         return stats
 
     # -- the queue summary (``awa.ports.SummarizesQueues``) --------------------------------------
@@ -549,7 +478,7 @@ class SqliteStore(StoreCore, WorkerPresence):
             time_of(counted_at),
             float(window_s),
             (
-                StateGroup(queue, _STATES[state], n, read_time(oldest), ended)
+                StateGroup(queue, STATES[state], n, read_time(oldest), ended)
                 for queue, state, n, oldest, ended in load_json(states)
             ),
             (
@@ -579,27 +508,13 @@ class SqliteStore(StoreCore, WorkerPresence):
         return self._change("purging a dead-letter entry", "delete_dead_letter", {"id": job_id}) > 0
 
     # -- periodic schedules ---------------------------------------------------------------------
-    def _list_schedules(self) -> list[ScheduleRecord]:
+    def list_schedules(self) -> list[ScheduleRecord]:
         return [schedule_from_row(r) for r in self._rows("listing schedules", "list_schedules")]
 
     def _upcoming_schedules(self, limit: int) -> tuple[datetime, list[ScheduleRecord]]:
         now = self.clock.now()
         rows = self._rows("reading the schedules", "upcoming_schedules", {"limit": limit})
         return now, [schedule_from_row(row) for row in rows]
-
-    def _fire(self, plan: FirePlan) -> list[Job] | None:
-        with self._transaction("firing a schedule") as tx:
-            params = {
-                "name": plan.name,
-                "expected_next": micros(plan.expected_next),
-                "following": micros(plan.following),
-                "last_fire": micros(plan.fires[-1]),
-                "now": micros(tx.now()),
-            }
-            if tx.conn.execute(SQL["advance_schedule"], params).rowcount == 0:
-                return None
-            created, _ = tx.create(plan.jobs, "skip")
-            return created
 
     def _remove_schedule(self, name: str) -> bool:
         return self._change("removing a schedule", "remove_schedule", {"name": name}) > 0
@@ -615,145 +530,6 @@ def _settings_of(row: Sequence[Any]) -> QueueSettings:
         _seconds(dlq_us),
         _seconds(failed_us),
     )
-
-
-class _SqliteTransaction:
-    """``Transaction`` inside ``BEGIN IMMEDIATE``: the file's write lock is held from the
-    start, so each lock is a plain read and nothing another process does can come between
-    the read and the write."""
-
-    def __init__(self, store: SqliteStore, conn: sqlite3.Connection, now: datetime) -> None:
-        self._store = store
-        self.conn = conn
-        self._now = now
-        self.events: list[Event] = []
-
-    def now(self) -> datetime:
-        return self._now
-
-    def _locked(self, statement: str, params: dict[str, Any]) -> list[Locked]:
-        rows = self.conn.execute(SQL[statement], params).fetchall()
-        return [Locked(job_from_row(row), bool(row[JOB_WIDTH])) for row in rows]
-
-    def _one(self, statement: str, params: dict[str, Any]) -> Locked | None:
-        found = self._locked(statement, params)
-        return found[0] if found else None
-
-    def lock_leases(self, leases: Sequence[Lease]) -> dict[Lease, Locked]:
-        pairs = dump_json([[lease.job_id, lease.run_lease] for lease in leases])
-        return {
-            locked.job.lease: locked for locked in self._locked("lock_leases", {"leases": pairs})
-        }
-
-    def lease_states(self, job_ids: Sequence[int]) -> dict[int, tuple[int, JobState]]:
-        if not job_ids:
-            return {}
-        rows = self.conn.execute(SQL["lookup_leases"], {"ids": dump_json(list(job_ids))})
-        return {job_id: (run_lease, _STATES[state]) for job_id, run_lease, state in rows}
-
-    def lock_job(self, job_id: int) -> Locked | None:
-        return self._one("lock_job", {"id": job_id})
-
-    def lock_dead_letter(self, job_id: int) -> Job | None:
-        row = self.conn.execute(SQL["lock_dead_letter"], {"id": job_id}).fetchone()
-        return None if row is None else job_from_row(row)
-
-    def lock_dead_letters(self, queue: str | None, kind: str | None) -> list[Job]:
-        rows = self.conn.execute(SQL["lock_dead_letters"], {"queue": queue, "kind": kind})
-        return [job_from_row(row) for row in rows]
-
-    def lock_callback(self, callback_id: str) -> Locked | None:
-        return self._one("lock_callback", {"callback_id": callback_id})
-
-    def callback_pending(self, callback_id: str) -> bool:
-        row = self.conn.execute(SQL["callback_pending"], {"callback_id": callback_id}).fetchone()
-        return bool(row[0])
-
-    def lock_unique_holder(self, key: str) -> Locked | None:
-        return self._one("lock_unique_holder", {"key": key})
-
-    def lock_jobs(
-        self,
-        states: Sequence[JobState],
-        queue: str | None,
-        kind: str | None,
-        after_id: int,
-        limit: int,
-    ) -> list[Locked]:
-        params = {
-            "states": dump_json([state.value for state in states]),
-            "queue": queue,
-            "kind": kind,
-            "after_id": after_id,
-            "limit": limit,
-        }
-        return self._locked("lock_jobs_matching", params)
-
-    def lock_schedules(self, names: Sequence[str]) -> dict[str, ScheduleRecord]:
-        rows = self.conn.execute(SQL["lock_schedules"], {"names": dump_json(list(names))})
-        records = [schedule_from_row(row) for row in rows]
-        return {record.name: record for record in records}
-
-    def rescue_candidates(self, staleness_s: float, limit: int) -> list[Locked]:
-        found: list[Locked] = []
-        for locked in self._locked("live_jobs", {}):
-            if len(found) == limit:
-                break
-            if rescue_cause(locked.job, self._now, staleness_s) is not None:
-                found.append(locked)
-        return found
-
-    # -- writing --------------------------------------------------------------------------------
-    def create(
-        self, jobs: Sequence[NewJob], on_conflict: OnConflict
-    ) -> tuple[list[Job], dict[int, Blocked]]:
-        """Row 1 for the jobs whose unique key is free (``awa.domain.unique``)."""
-        now = self._now
-        keys = [new.unique_key_at(new.run_at if new.run_at is not None else now) for new in jobs]
-
-        def holder(key: str) -> Job | None:
-            locked = self.lock_unique_holder(key)
-            return None if locked is None else locked.job
-
-        blocked = blocked_inserts(keys, holder) if any(keys) else {}
-        refuse_blocked(blocked, on_conflict)
-        next_id = int(self.conn.execute(SQL["next_job_id"]).fetchone()[0])
-        created = []
-        for index, new in enumerate(jobs):
-            if index not in blocked:
-                created.append(decisions.create_job(new, job_id=next_id, now=now))
-                next_id += 1
-        self.conn.executemany(SQL["insert_job"], map(job_params, created))
-        self.wake(created)
-        return created, blocked
-
-    def write_jobs(self, jobs: Sequence[Job]) -> None:
-        # jobs that hold no unique key are written first: one releasing a key must not be
-        # written after another taking it, or the unique index would see two holders between
-        ordered = sorted(jobs, key=holds_unique_key)
-        self.conn.executemany(SQL["write_job"], map(write_params, ordered))
-
-    def wake(self, jobs: Sequence[Job]) -> None:
-        """One wake-up per queue that got available jobs (heard once committed)."""
-        self.events.extend(JobsAvailable(queue) for queue in available_queues(jobs))
-
-    def write(self, writes: Writes) -> None:
-        conn = self.conn
-        if writes.jobs:
-            self.write_jobs(list(writes.jobs.values()))
-        now = micros(self._now)
-        for job_id, reason in writes.dead_letters.items():
-            conn.execute(SQL["copy_to_dlq"], {"id": job_id, "reason": reason, "now": now})
-            conn.execute(SQL["delete_job"], {"id": job_id})
-        if writes.restored:
-            for job in writes.restored:
-                conn.execute(SQL["delete_dead_letter"], {"id": job.id})
-            conn.executemany(SQL["insert_job"], map(job_params, writes.restored))
-        if writes.schedules:
-            conn.executemany(SQL["upsert_schedule"], map(schedule_params, writes.schedules))
-        self.events.extend(CancelRequested(lease) for lease in writes.cancelled)
-        self.events.extend(CallbackResolved(lease) for lease in writes.answered)
-        self.events.extend(JobsAvailable(queue) for queue in writes.available_queues())
 
 
 def _use_wal(conn: sqlite3.Connection, busy_timeout_s: float) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from awa.adapters._summaries import STATEMENTS, SUMMARY_COLUMNS, summary_decoders, summary_params
 from awa.adapters._unreadable import read_fields
-from awa.adapters.sqlite._rows import _STATES, JOB_DECODERS, read_time, time_of
+from awa.adapters.sqlite._rows import JOB_DECODERS, STATES, read_time, time_of
 from awa.ports.listing import JobSummary
 
 __all__ = ["STATEMENTS", "SUMMARY_COLUMNS", "summaries_of", "summary_params"]
@@ -47,7 +47,7 @@ def _stored_summary(row: Sequence[Any]) -> JobSummary:
         id=id_,
         kind=kind,
         queue=queue,
-        state=_STATES[state],
+        state=STATES[state],
         priority=priority,
         attempt=attempt,
         max_attempts=max_attempts,

@@ -2,7 +2,9 @@
 
 ``RecordingStore`` wraps any ``ClaimStore`` (the memory store by default). It keeps the
 history the digest is computed from, a model of each job's attempts, and a list of violations
-of the lifecycle's laws, checked at the moment a write is answered.
+of the lifecycle's laws, checked at the moment a write is answered. A verb whose arguments
+the record needs is written out; the others take the port's own signature and defaults
+(``_passed_on``: unrecorded; ``_checked``: its answer checked).
 """
 
 from __future__ import annotations
@@ -11,13 +13,12 @@ import random
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import attrs
 
 from awa.domain import (
     CallbackNotFound,
-    DlqEntry,
     ErrorEntry,
     FirePlan,
     Job,
@@ -27,8 +28,6 @@ from awa.domain import (
     OnConflict,
     Resolution,
     RetryCallback,
-    Schedule,
-    ScheduleRecord,
     Snooze,
     UniqueConflict,
 )
@@ -41,13 +40,9 @@ from awa.ports import (
     Clock,
     Event,
     Finish,
-    FireRound,
     Heartbeat,
     JobsAvailable,
-    JobSummary,
     Listens,
-    QueueSettings,
-    QueueStats,
     Rescued,
     Stale,
     WriteResult,
@@ -57,10 +52,43 @@ from awa.testing.simulation.scheduling import fire_of, unique_violations
 
 __all__ = ["RecordingStore", "expected_dlq_reason"]
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
 
 def expected_dlq_reason(last: ErrorEntry) -> str:
     """The dead-letter reason the poison-job table gives for an attempt's last error."""
     return dlq_reason_after(last)
+
+
+def _passed_on(
+    verb: Callable[Concatenate[Any, P], R],
+) -> Callable[Concatenate[RecordingStore, P], R]:
+    """A verb passed on to the store unrecorded, with the port's signature and defaults."""
+    name = verb.__name__
+
+    def passed_on(self: RecordingStore, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        answer: R = getattr(self.store, name)(*args, **kwargs)
+        return answer
+
+    passed_on.__name__ = passed_on.__qualname__ = name
+    return passed_on
+
+
+def _checked(
+    verb: Callable[Concatenate[Any, P], R], check: Callable[[RecordingStore, R], None]
+) -> Callable[Concatenate[RecordingStore, P], R]:
+    """A verb passed on to the store whose answer ``check`` records and checks (it needs
+    none of the arguments), with the port's signature and defaults."""
+    name = verb.__name__
+
+    def checked(self: RecordingStore, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        answer: R = getattr(self.store, name)(*args, **kwargs)
+        check(self, answer)
+        return answer
+
+    checked.__name__ = checked.__qualname__ = name
+    return checked
 
 
 @attrs.define
@@ -194,11 +222,11 @@ class RecordingStore:
         return created
 
     # -- workers -------------------------------------------------------------------------------
-    def cancel_by_unique_key(self, job: NewJob) -> Job | None:
-        cancelled = self.store.cancel_by_unique_key(job)
+    def _cancelled_by_key(self, cancelled: Job | None) -> None:
         if cancelled is not None:
             self._observe(cancelled)
-        return cancelled
+
+    cancel_by_unique_key = _checked(ClaimStore.cancel_by_unique_key, _cancelled_by_key)
 
     def claim(
         self,
@@ -282,14 +310,10 @@ class RecordingStore:
         )
         return job
 
-    def heartbeat_callback(self, callback_id: str, *, timeout_s: float) -> Job:
-        job = self.store.heartbeat_callback(callback_id, timeout_s=timeout_s)
-        self._observe(job)
-        return job
+    heartbeat_callback = _checked(ClaimStore.heartbeat_callback, _observe)
 
     # -- maintenance ---------------------------------------------------------------------------
-    def rescue(self, *, staleness_s: float = 90.0, limit: int = 1000) -> list[Rescued]:
-        rescued = self.store.rescue(staleness_s=staleness_s, limit=limit)
+    def _rescued(self, rescued: list[Rescued]) -> None:
         for item in rescued:
             self.counters[f"rescued_{item.cause.dlq_reason.value}"] += 1
             self._observe(item.job)
@@ -301,18 +325,17 @@ class RecordingStore:
                     f"job {item.job.id} dead-lettered for {item.cause} after {item.job.errors[-1]}"
                 )
             self.note(f"rescue {item.job.lease} {item.cause.name} -> {item.job.state}")
-        return rescued
 
-    def promote(self, *, limit: int = 1000) -> list[Job]:
-        promoted = self.store.promote(limit=limit)
+    rescue = _checked(ClaimStore.rescue, _rescued)
+
+    def _promoted(self, promoted: list[Job]) -> None:
         for job in promoted:
             self._observe(job)
         if promoted:
             self.note(f"promote {len(promoted)}")
-        return promoted
 
-    def plan_fires(self, *, limit: int = 100) -> FireRound:
-        return self.store.plan_fires(limit=limit)
+    promote = _checked(ClaimStore.promote, _promoted)
+    plan_fires = _passed_on(ClaimStore.plan_fires)
 
     def fire(self, plan: FirePlan) -> list[Job] | None:
         fired = self.store.fire(plan)
@@ -327,21 +350,10 @@ class RecordingStore:
         self.note(f"fire {plan.name} -> {' '.join(str(j.id) for j in fired)}")
         return fired
 
-    def delete_finished(
-        self, *, older_than_s: float, failed_older_than_s: float | None = None, limit: int = 1000
-    ) -> int:
-        return self.store.delete_finished(
-            older_than_s=older_than_s, failed_older_than_s=failed_older_than_s, limit=limit
-        )
-
-    def expire_dlq(self, *, older_than_s: float, limit: int = 1000) -> int:
-        return self.store.expire_dlq(older_than_s=older_than_s, limit=limit)
-
-    def try_lead(self, owner: str, *, ttl_s: float) -> bool:
-        return self.store.try_lead(owner, ttl_s=ttl_s)
-
-    def release_lead(self, owner: str) -> None:
-        self.store.release_lead(owner)
+    delete_finished = _passed_on(ClaimStore.delete_finished)
+    expire_dlq = _passed_on(ClaimStore.expire_dlq)
+    try_lead = _passed_on(ClaimStore.try_lead)
+    release_lead = _passed_on(ClaimStore.release_lead)
 
     def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
         def lossy(event: Event) -> None:
@@ -355,50 +367,48 @@ class RecordingStore:
         return self.store.subscribe(lossy)
 
     # -- operators -----------------------------------------------------------------------------
-    def get_job(self, job_id: int) -> Job:
-        return self.store.get_job(job_id)
+    get_job = _passed_on(ClaimStore.get_job)
+    list_jobs = _passed_on(ClaimStore.list_jobs)
+    list_job_summaries = _passed_on(ClaimStore.list_job_summaries)
+    count_jobs = _passed_on(ClaimStore.count_jobs)
+    discard_failed = _passed_on(ClaimStore.discard_failed)
+    drain_queue = _passed_on(ClaimStore.drain_queue)
+    configure_queue = _passed_on(ClaimStore.configure_queue)
+    set_dlq_enabled = _passed_on(ClaimStore.set_dlq_enabled)
+    queue_stats = _passed_on(ClaimStore.queue_stats)
+    register_schedules = _passed_on(ClaimStore.register_schedules)
+    list_schedules = _passed_on(ClaimStore.list_schedules)
+    set_schedule_paused = _passed_on(ClaimStore.set_schedule_paused)
+    remove_schedule = _passed_on(ClaimStore.remove_schedule)
+    move_to_dlq = _passed_on(ClaimStore.move_to_dlq)
+    list_dlq = _passed_on(ClaimStore.list_dlq)
+    get_dlq_entry = _passed_on(ClaimStore.get_dlq_entry)
+    purge_dlq = _passed_on(ClaimStore.purge_dlq)
+    purge_dlq_job = _passed_on(ClaimStore.purge_dlq_job)
 
-    def list_jobs(self, **filters: Any) -> list[Job]:
-        return self.store.list_jobs(**filters)
-
-    def list_job_summaries(self, **filters: Any) -> list[JobSummary]:
-        return self.store.list_job_summaries(**filters)
-
-    def retry_failed(
-        self,
-        *,
-        queue: str | None = None,
-        kind: str | None = None,
-        all: bool = False,
-        run_at: datetime | None = None,
-    ) -> list[Job]:
-        jobs = self.store.retry_failed(queue=queue, kind=kind, all=all, run_at=run_at)
+    def _reset_all(self, jobs: list[Job]) -> None:
         for job in jobs:
             self._reset(job)
-        return jobs
 
-    def discard_failed(
-        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
-    ) -> int:
-        return self.store.discard_failed(queue=queue, kind=kind, all=all)
+    retry_failed = _checked(ClaimStore.retry_failed, _reset_all)
+    retry_from_dlq = _checked(ClaimStore.retry_from_dlq, _reset)
 
-    def drain_queue(self, queue: str) -> int:
-        return self.store.drain_queue(queue)
-
-    def count_jobs(self, **filters: Any) -> int:
-        return self.store.count_jobs(**filters)
-
-    def cancel(self, job_id: int) -> Job:
-        job = self.store.cancel(job_id)
+    def _cancelled(self, job: Job) -> None:
         self._observe(job)
-        self.note(f"operator cancel {job_id}")
-        return job
+        self.note(f"operator cancel {job.id}")
 
-    def retry(self, job_id: int, *, run_at: datetime | None = None) -> Job:
-        job = self.store.retry(job_id, run_at=run_at)
+    cancel = _checked(ClaimStore.cancel, _cancelled)
+
+    def _retried(self, job: Job) -> None:
         self._reset(job)
         self.check_unique_holders()
-        return job
+
+    retry = _checked(ClaimStore.retry, _retried)
+
+    def _triggered(self, job: Job) -> None:
+        self.models[job.id] = _Model()
+
+    trigger_schedule = _checked(ClaimStore.trigger_schedule, _triggered)
 
     def pause_queue(self, queue: str) -> None:
         self.store.pause_queue(queue)
@@ -407,46 +417,6 @@ class RecordingStore:
     def resume_queue(self, queue: str) -> None:
         self.store.resume_queue(queue)
         self.note(f"operator resume {queue}")
-
-    def configure_queue(self, queue: str, **settings: Any) -> QueueSettings:
-        return self.store.configure_queue(queue, **settings)
-
-    def set_dlq_enabled(self, queue: str, enabled: bool) -> None:
-        self.store.set_dlq_enabled(queue, enabled)
-
-    def queue_stats(self) -> list[QueueStats]:
-        return self.store.queue_stats()
-
-    def register_schedules(self, schedules: Sequence[Schedule]) -> list[ScheduleRecord]:
-        return self.store.register_schedules(schedules)
-
-    def list_schedules(self) -> list[ScheduleRecord]:
-        return self.store.list_schedules()
-
-    def set_schedule_paused(self, name: str, paused: bool) -> ScheduleRecord:
-        return self.store.set_schedule_paused(name, paused)
-
-    def trigger_schedule(self, name: str) -> Job:
-        job = self.store.trigger_schedule(name)
-        self.models[job.id] = _Model()
-        return job
-
-    def remove_schedule(self, name: str) -> None:
-        self.store.remove_schedule(name)
-
-    def move_to_dlq(self, job_id: int, *, reason: str) -> DlqEntry:
-        return self.store.move_to_dlq(job_id, reason=reason)
-
-    def list_dlq(self, **filters: Any) -> list[DlqEntry]:
-        return self.store.list_dlq(**filters)
-
-    def get_dlq_entry(self, job_id: int) -> DlqEntry | None:
-        return self.store.get_dlq_entry(job_id)
-
-    def retry_from_dlq(self, job_id: int, *, run_at: datetime | None = None) -> Job:
-        job = self.store.retry_from_dlq(job_id, run_at=run_at)
-        self._reset(job)
-        return job
 
     def bulk_retry_from_dlq(
         self,
@@ -462,11 +432,3 @@ class RecordingStore:
         self.note(f"operator dlq retry-bulk {queue} -> {len(jobs)}")
         self.check_unique_holders()
         return jobs
-
-    def purge_dlq(
-        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
-    ) -> int:
-        return self.store.purge_dlq(queue=queue, kind=kind, all=all)
-
-    def purge_dlq_job(self, job_id: int) -> None:
-        self.store.purge_dlq_job(job_id)

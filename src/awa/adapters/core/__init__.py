@@ -1,0 +1,26 @@
+"""The core every store adapter builds on, by role: ``transaction`` (what it asks of a
+store), ``fenced`` (the writes every role shares), ``producing``, ``working``, ``callbacks``,
+``maintenance``, ``operating``, ``dead_letters`` and ``schedules`` (the verbs), composed in
+``store.StoreCore``; ``row_paths`` holds the core's own insert, claim, promote and fire."""
+
+from awa.adapters.core.row_paths import RowPaths
+from awa.adapters.core.store import StoreCore
+from awa.adapters.core.transaction import (
+    JobBatch,
+    JobQuery,
+    RowTransaction,
+    SettingsChange,
+    Transaction,
+    UniqueKeyRace,
+)
+
+__all__ = [
+    "JobBatch",
+    "JobQuery",
+    "RowPaths",
+    "RowTransaction",
+    "SettingsChange",
+    "StoreCore",
+    "Transaction",
+    "UniqueKeyRace",
+]

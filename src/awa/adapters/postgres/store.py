@@ -18,12 +18,11 @@ stale the moment it was written.
 
 from __future__ import annotations
 
-import asyncio
 import random
 import threading
 import uuid
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -37,7 +36,7 @@ from awa.adapters._core import JobQuery, StoreCore
 from awa.adapters._fencing import Decide, Locked, Writes, available_queues, stale_results
 from awa.adapters._presence import WorkerPresence
 from awa.adapters._unreadable import Raw
-from awa.adapters.postgres import caller_connections, migrations, summaries
+from awa.adapters.postgres import migrations, summaries
 from awa.adapters.postgres._errors import translate_errors
 from awa.adapters.postgres._rereading import fetch_rows
 from awa.adapters.postgres._rows import (
@@ -46,7 +45,6 @@ from awa.adapters.postgres._rows import (
     dlq_entry_from_row,
     dump_json,
     fast_json_loads,
-    insert_params,
     interval,
     job_after_attempt,
     job_from_row,
@@ -73,18 +71,11 @@ from awa.adapters.postgres.connections import (
     reconnect_soon,
     session_options,
 )
-from awa.adapters.postgres.enqueue import insert_on
 from awa.adapters.postgres.held_rows import HELD_ROW_WAIT_S_DEFAULT, held_requests, write_held
+from awa.adapters.postgres.inserts.encoding import insert_params
+from awa.adapters.postgres.inserts.loop_connection import LoopInserts
+from awa.adapters.postgres.inserts.router import InsertRouter
 from awa.adapters.postgres.listen import Subscriptions, pool_connector
-from awa.adapters.postgres.loop_inserts import LoopInserts
-from awa.adapters.postgres.plain_inserts import (
-    insert_plain,
-    insert_streamed,
-    insert_streamed_async,
-    insert_streamed_ids,
-    insert_streamed_ids_async,
-    is_plain,
-)
 from awa.domain import (
     Complete,
     DlqEntry,
@@ -109,7 +100,7 @@ from awa.ports import (
     UnhandledKind,
     WriteResult,
 )
-from awa.ports.checks import check_insert, check_listener, check_streamed_count
+from awa.ports.checks import check_listener
 from awa.ports.listing import Home, JobSummary
 from awa.ports.summary import ENDED_WINDOW_S, QueueSummary
 
@@ -152,7 +143,7 @@ def _all_distinct_completions(finishes: Sequence[Finish]) -> bool:
     ) == len(finishes)
 
 
-class PostgresStore(StoreCore, WorkerPresence):
+class PostgresStore(StoreCore, WorkerPresence, InsertRouter):
     """``ClaimStore`` on PostgreSQL.
 
     ``database`` is a connection string (the store then owns a pool of autocommit connections
@@ -296,90 +287,9 @@ class PostgresStore(StoreCore, WorkerPresence):
             return str(uuid.UUID(int=self._seeded_rng.getrandbits(128), version=4))
         return str(uuid.uuid4())
 
-    # -- producers ------------------------------------------------------------------------------
+    # -- producers: every insert's route is the router's (inserts/router.py) -------------------
     def _insert(self, jobs: Sequence[NewJob], on_conflict: OnConflict) -> list[Job]:
-        now = self._now()
-        if is_plain(jobs):  # one small statement, or COPY for several
-            with self._connection("inserting jobs") as conn:
-                return insert_plain(conn, jobs, now)
-        params = insert_params(jobs, now)
-        with self._connection("inserting jobs") as conn:  # one statement: no BEGIN/COMMIT
-            return insert_on(conn, jobs, params, on_conflict)
-
-    async def insert_async(
-        self, jobs: Sequence[NewJob], *, on_conflict: OnConflict = "raise"
-    ) -> list[Job]:
-        """``insert`` awaited on an event loop (``awa.ports.AsyncInserts``). The first insert
-        goes through the pool (it checks the schema); later ones use a connection of the
-        loop's own, opened in the background, whenever it is free."""
-        mode = check_insert(jobs, on_conflict)
-        checked = list(jobs)
-        inserted = await self._loop_inserts.insert(checked, self.clock, mode)
-        if inserted is not None:
-            return inserted
-        stored = await asyncio.to_thread(self.insert, checked, on_conflict=mode)
-        self._loop_inserts.stored()
-        return stored
-
-    def insert_streamed(self, count: int, chunks: Iterable[Sequence[NewJob]]) -> list[Job]:
-        """Insert ``count`` jobs made chunk by chunk (``awa.ports.StreamsInserts``): the ids of
-        all are reserved first, then each chunk is copied while the next is made."""
-        check_streamed_count(count)
-        now = self._now()
-        with self._connection("inserting jobs") as conn:
-            return insert_streamed(conn, count, chunks, now)
-
-    def insert_streamed_ids(self, count: int, chunks: Iterable[Sequence[NewJob]]) -> list[int]:
-        """``insert_streamed`` returning the ids alone: no ``Job`` value is made."""
-        check_streamed_count(count)
-        now = self._now()
-        with self._connection("inserting jobs") as conn:
-            return insert_streamed_ids(conn, count, chunks, now)
-
-    async def insert_streamed_async(
-        self, count: int, chunks: Iterable[Sequence[NewJob]]
-    ) -> list[Job]:
-        """``insert_streamed`` on the loop's own connection; while it has none (the first
-        insert, or another one on it), every chunk is made first and the jobs inserted as
-        ``insert_async`` does."""
-        check_streamed_count(count)
-        loop = self._loop_inserts
-        inserted = await loop.insert_streamed(insert_streamed_async, count, chunks, self.clock)
-        if inserted is not None:
-            return inserted
-        return await self.insert_async([job for chunk in chunks for job in chunk])
-
-    async def insert_streamed_ids_async(
-        self, count: int, chunks: Iterable[Sequence[NewJob]]
-    ) -> list[int]:
-        """``insert_streamed_ids`` as ``insert_streamed_async`` goes about it."""
-        check_streamed_count(count)
-        loop = self._loop_inserts
-        ids = await loop.insert_streamed(insert_streamed_ids_async, count, chunks, self.clock)
-        if ids is not None:
-            return ids
-        return [job.id for job in await self.insert_async([j for c in chunks for j in c])]
-
-    async def close_async(self) -> None:
-        """Close the connection ``insert_async`` opened on this event loop."""
-        await self._loop_inserts.close()
-
-    def insert_on(
-        self, conn: Any, jobs: Sequence[NewJob], *, on_conflict: OnConflict = "raise"
-    ) -> list[Job]:
-        """Insert inside the caller's open transaction on a connection of theirs: psycopg,
-        SQLAlchemy, Django, asyncpg (``caller_connections``, ``awa.ports.InsertsOnConnection``):
-        commit makes the jobs visible and wakes workers, rollback makes them vanish."""
-        return caller_connections.insert_on(conn, jobs, now=self._now(), on_conflict=on_conflict)
-
-    async def insert_on_async(
-        self, conn: Any, jobs: Sequence[NewJob], *, on_conflict: OnConflict = "raise"
-    ) -> list[Job]:
-        """``insert_on`` from an event loop: asyncio connections (psycopg, SQLAlchemy,
-        asyncpg) are awaited, sync ones used on the caller's thread."""
-        return await caller_connections.insert_on_async(
-            conn, jobs, now=self._now(), on_conflict=on_conflict
-        )
+        return self._insert_checked(jobs, on_conflict)
 
     # -- workers: the hot paths ------------------------------------------------------------------
     def _claim(

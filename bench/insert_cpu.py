@@ -35,8 +35,8 @@ import psycopg
 
 import awa
 from awa.adapters.postgres._sql import SQL
-from awa.adapters.postgres.caller_connections import _numbered
-from awa.adapters.postgres.plain_inserts import single_params
+from awa.adapters.postgres.inserts.caller_connections import _numbered
+from awa.adapters.postgres.inserts.encoding import single_params
 from awa.domain import NewJob
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")

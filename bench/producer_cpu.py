@@ -19,7 +19,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 import awa
-from awa.adapters.postgres.plain_inserts import copy_text, jobs_from_reserved
+from awa.adapters.postgres.inserts.copy_encoding import copy_text
+from awa.adapters.postgres.inserts.encoding import jobs_from_reserved
 from awa.client.requests import Requests
 from awa.domain.validation import ARGS_BYTES_MAX_DEFAULT
 from awa.runtime.registry import TaskRegistry

@@ -361,7 +361,7 @@ def test_a_sqlalchemy_connection_to_another_database_is_refused() -> None:
         pytest.raises(awa.ValidationError, match="MemoryStore cannot insert"),
     ):
         memory.insert(ShipOrder(1), conn=conn)
-    from awa.adapters.postgres.caller_connections import caller_connection
+    from awa.adapters.postgres.inserts.caller_connections import caller_connection
 
     with engine.connect() as conn, pytest.raises(awa.ValidationError, match="to sqlite, not"):
         caller_connection(conn)

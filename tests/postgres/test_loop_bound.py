@@ -1,4 +1,4 @@
-"""``connections.LoopBound``: one timer on the event loop bounds a run of calls on one
+"""``loop_connection.LoopBound``: one timer on the event loop bounds a run of calls on one
 connection. A call that outlives the bound has its connection abandoned and says so; calls
 within it never do, however many run and however long the run lasts."""
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from awa.adapters.postgres.connections import LoopBound
+from awa.adapters.postgres.inserts.loop_connection import LoopBound
 from awa.domain import DatabaseError
 
 BOUND_S = 0.05

@@ -1,4 +1,4 @@
-"""Inserts of jobs without unique keys (``plain_inserts.py``): several by COPY, one by
+"""Inserts of jobs without unique keys (``inserts/``): several by COPY, one by
 ``insert_job.sql``. Every column must arrive as given, whatever its text holds, and the jobs
 returned must equal what a read of the rows gives back, on every path that inserts."""
 
@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import awa
-import awa.adapters.postgres.plain_inserts as plain_inserts
 import awa.client.requests
 from awa import Unique, UniqueConflict
 from awa.adapters.postgres import WAKEUP_CHANNEL, PostgresStore, insert_jobs, insert_jobs_async
+from awa.adapters.postgres.inserts import copy_encoding, encoding
 from awa.domain import DatabaseError, Job, JobState, NewJob
 from awa.testing.strategies import new_jobs
 
@@ -206,12 +206,12 @@ def test_a_failed_copy_writes_nothing_and_leaves_the_store_working(
     make_store: Callable[..., PostgresStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = make_store()
-    copy_text = plain_inserts.copy_text
+    copy_text = copy_encoding.copy_text
 
     def mangled(jobs: Sequence[Job], new: Sequence[NewJob]) -> str:
         return copy_text(jobs, new).replace("\tavailable\t", "\tnot_a_state\t")
 
-    monkeypatch.setattr(plain_inserts, "copy_text", mangled)
+    monkeypatch.setattr(copy_encoding, "copy_text", mangled)
     with pytest.raises(DatabaseError, match="jobs_state_valid"):
         store.insert([NewJob(kind="k"), NewJob(kind="k")])
     monkeypatch.undo()
@@ -387,7 +387,7 @@ def test_rows_made_without_jobs_are_the_rows_made_from_them(requests: list[NewJo
     ``copy_text`` of the jobs the domain made: the same text, so the same rows."""
     now = datetime(2030, 1, 2, 3, 4, 5, 678901, tzinfo=timezone.utc)
     ids = [str(n) for n in range(7, 7 + len(requests))]
-    jobs = plain_inserts.jobs_from_reserved(requests, now, ids)
-    text, woken = plain_inserts.copy_rows(requests, now, ids)
-    assert text == plain_inserts.copy_text(jobs, requests)
-    assert woken == plain_inserts.woken_queues(jobs)
+    jobs = encoding.jobs_from_reserved(requests, now, ids)
+    text, woken = copy_encoding.copy_rows(requests, now, ids)
+    assert text == copy_encoding.copy_text(jobs, requests)
+    assert woken == encoding.woken_queues(jobs)

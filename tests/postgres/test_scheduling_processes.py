@@ -25,7 +25,7 @@ from psycopg_pool import ConnectionPool
 import tests.postgres.test_real_processes as real_processes
 from awa.adapters.memory import ManualClock
 from awa.adapters.postgres import PostgresStore
-from awa.adapters.postgres.store import _PgTransaction
+from awa.adapters.postgres.transaction import PgTransaction as _PgTransaction
 from awa.domain import Fail, JobState, NewJob, Schedule, Unique, UniqueConflict
 from awa.ports import Finish
 from tests.postgres.test_real_processes import ROOT, Workers, wait_for

@@ -128,8 +128,8 @@ def test_a_sql_mutant_reaches_a_copy_of_its_statement_kept_at_import() -> None:
     kept when it was imported: a mutant of it must reach that copy, not only ``SQL``."""
     from mutation.runner import _swap_in
 
-    from awa.adapters.postgres import caller_connections
     from awa.adapters.postgres._sql import SQL as STATEMENTS
+    from awa.adapters.postgres.inserts import caller_connections
 
     [mutant] = sql_mutants(SQL / "insert_jobs_portable.sql", "insert_jobs_portable.sql")
     saved = dict(STATEMENTS)

@@ -28,13 +28,11 @@ from awa.domain.defaults import (
     HEARTBEAT_INTERVAL_S,
     STALENESS_S,
 )
-from awa.domain.unique import check_on_conflict
 from awa.domain.validation import ARGS_BYTES_MAX_DEFAULT
 from awa.ports import (
-    AsyncInserts,
+    BulkInserts,
     ClaimStore,
     Clock,
-    StreamsInserts,
     SystemClock,
 )
 from awa.runtime.config import RuntimeConfig
@@ -70,8 +68,7 @@ class AsyncClient(Declarations, AsyncVerbs):
         self._requests = Requests(self.registry, limit)
         self._ops = Operations(self.store, self._requests)
         # asked once: a check against a runtime protocol costs about 10 us per insert
-        self._async_inserts = self.store if isinstance(self.store, AsyncInserts) else None
-        self._streams = self.store if isinstance(self.store, StreamsInserts) else None
+        self._bulk = self.store if isinstance(self.store, BulkInserts) else None
         self._runtime: Runtime | None = None
         self._schedules: dict[str, Schedule] = {}
 
@@ -149,25 +146,19 @@ class AsyncClient(Declarations, AsyncVerbs):
         jobs in order, or with ``returning="ids"`` only their ids, which spares a large batch
         the making of a ``Job`` value per item."""
         ids = returns_ids(returning)
-        if conn is None and self._streams is not None and self._requests.streamable(items):
-            check_on_conflict(on_conflict)  # refused as the store's insert would refuse it
-            chunks = self._requests.new_job_chunks(items)  # made while the store writes the last
-            if ids:
-                return await self._streams.insert_streamed_ids_async(len(items), chunks)
-            return await self._streams.insert_streamed_async(len(items), chunks)
-        jobs = await self._insert_jobs(items, conn, on_conflict)
-        return [job.id for job in jobs] if ids else jobs
-
-    async def _insert_jobs(
-        self, items: Sequence[Any | InsertSpec], conn: Any, on_conflict: OnConflict
-    ) -> list[JobRecord]:
+        if conn is None and self._bulk is not None:  # PostgreSQL: the store routes the batch
+            chunks = self._requests.new_job_chunks(items)  # made when the store asks
+            unique = not self._requests.streamable(items)
+            return await self._bulk.insert_batch_async(
+                len(items), chunks, unique=unique, on_conflict=on_conflict, ids=ids
+            )
         jobs = self._requests.new_jobs(items)
         if conn is not None:  # awaited if it is an asyncio connection, else on this thread
             on_conn = self._ops.on_connection()
-            return await on_conn.insert_on_async(conn, jobs, on_conflict=on_conflict)
-        if self._async_inserts is not None:  # PostgreSQL: no hop to a thread
-            return await self._async_inserts.insert_async(jobs, on_conflict=on_conflict)
-        return await self._call(self._ops.insert, jobs, None, on_conflict)
+            inserted = await on_conn.insert_on_async(conn, jobs, on_conflict=on_conflict)
+        else:
+            inserted = await self._call(self._ops.insert, jobs, None, on_conflict)
+        return [job.id for job in inserted] if ids else inserted
 
     # -- workers ------------------------------------------------------------------------------
     async def start(
@@ -221,8 +212,8 @@ class AsyncClient(Declarations, AsyncVerbs):
         runtime, self._runtime = self._runtime, None
         if runtime is not None:
             await runtime.shutdown(timeout)
-        if isinstance(self.store, AsyncInserts):
-            await self.store.close_async()
+        if self._bulk is not None:
+            await self._bulk.close_async()
 
     async def close(self) -> None:
         """Shut workers down and release the database connections this client opened."""

@@ -28,9 +28,6 @@ from awa.domain.defaults import (
     DEFAULT_PRIORITY,
 )
 from awa.domain.validation import check_args_size, shown
-from awa.ports import (
-    BATCH_SIZE_MAX,
-)
 from awa.runtime.kinds import JobKind, declared_kind
 from awa.runtime.registry import TaskRegistry
 from awa.runtime.serialization import default_kind, dump_args
@@ -114,6 +111,13 @@ STREAM_CHUNK_JOBS = 200
 _PLAIN_OPTION_TYPES = frozenset({type(None), str, int})
 
 
+def _check_items(items: object) -> None:
+    if type(items) is not list and (  # a list, the common case, without two ABC checks
+        isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Sequence)
+    ):
+        raise ValidationError(f"insert_many takes a list of args, got {type(items).__name__}")
+
+
 class Requests:
     """Every insert request of a client, made and checked before anything is written."""
 
@@ -174,31 +178,31 @@ class Requests:
         (``NewJob.with_args``): kind, queue and options are resolved and checked once, and
         each further item, in this call or a later one, has only its args serialized and
         checked."""
-        if type(items) is not list and (  # a list, the common case, without two ABC checks
-            isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Sequence)
-        ):
-            raise ValidationError(f"insert_many takes a list of args, got {type(items).__name__}")
+        _check_items(items)
         context = current_trace_context()  # one span inserts the whole batch
         return self._new_jobs(items, context, self._firsts_for(context), numbered=len(items) > 1)
 
     def streamable(self, items: Sequence[Any | InsertSpec]) -> bool:
-        """Whether ``items`` may go to a store that ``StreamsInserts`` as chunks made one at a
-        time: a list of more than one chunk, within a batch's bound, without unique keys (the
-        streamed insert does not look for a key's holder)."""
-        return (
-            type(items) is list
-            and STREAM_CHUNK_JOBS < len(items) <= BATCH_SIZE_MAX
-            and not any(isinstance(item, InsertSpec) and item.unique is not None for item in items)
-        )
+        """Whether a store may write ``items`` while they are still being made
+        (``BulkInserts``): none holds a unique key, whose holder must be looked for first.
+        Whether it does is the store's to decide."""
+        return not any(isinstance(item, InsertSpec) and item.unique is not None for item in items)
 
     def new_job_chunks(self, items: Sequence[Any | InsertSpec]) -> Iterator[list[NewJob]]:
         """``new_jobs`` of ``items`` a chunk at a time, each made when the store asks for it
-        (``StreamsInserts``): a bad item raises from the chunk that holds it."""
+        (``BulkInserts``): a bad item raises from the chunk that holds it. ``items`` itself is
+        checked now, as ``new_jobs`` checks it."""
+        _check_items(items)
         context = current_trace_context()  # now, in the caller's context, not when first asked
         firsts = self._firsts_for(context)
+        numbered = len(items) > 1  # a single insert's refusal names no position
         return (
             self._new_jobs(
-                items[start : start + STREAM_CHUNK_JOBS], context, firsts, first_index=start
+                items[start : start + STREAM_CHUNK_JOBS],
+                context,
+                firsts,
+                first_index=start,
+                numbered=numbered,
             )
             for start in range(0, len(items), STREAM_CHUNK_JOBS)
         )

@@ -21,7 +21,6 @@ from awa.domain import (
     OnConflict,
     Unique,
 )
-from awa.domain.unique import check_on_conflict
 from awa.domain.validation import ARGS_BYTES_MAX_DEFAULT
 from awa.ports import (
     ClaimStore,
@@ -51,7 +50,7 @@ class Client(Declarations, Verbs):
         self._requests = self._async._requests
         self._ops = self._async._ops
         self._schedules = self._async._schedules  # one set: start() stores them
-        self._streams = self._async._streams
+        self._bulk = self._async._bulk
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
 
@@ -130,12 +129,12 @@ class Client(Declarations, Verbs):
     ) -> list[JobRecord] | list[int]:
         """``AsyncClient.insert_many`` on this thread."""
         ids = returns_ids(returning)
-        if conn is None and self._streams is not None and self._requests.streamable(items):
-            check_on_conflict(on_conflict)  # refused as the store's insert would refuse it
-            chunks = self._requests.new_job_chunks(items)  # made while the store writes the last
-            if ids:
-                return self._streams.insert_streamed_ids(len(items), chunks)
-            return self._streams.insert_streamed(len(items), chunks)
+        if conn is None and self._bulk is not None:  # PostgreSQL: the store routes the batch
+            chunks = self._requests.new_job_chunks(items)  # made when the store asks
+            unique = not self._requests.streamable(items)
+            return self._bulk.insert_batch(
+                len(items), chunks, unique=unique, on_conflict=on_conflict, ids=ids
+            )
         jobs = self._ops.insert(self._requests.new_jobs(items), conn, on_conflict)
         return [job.id for job in jobs] if ids else jobs
 

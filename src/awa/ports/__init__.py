@@ -2,6 +2,7 @@
 
 from awa.ports.capabilities import (
     AsyncInserts,
+    BulkInserts,
     Closes,
     InsertsOnConnection,
     Listens,
@@ -53,6 +54,7 @@ __all__ = [
     "LAST_ERROR_CHARS_MAX",
     "Applied",
     "AsyncInserts",
+    "BulkInserts",
     "CallbackResolved",
     "CallbackStore",
     "CancelRequested",

@@ -16,6 +16,7 @@ from awa.ports.summary import ENDED_WINDOW_S, QueueSummary
 
 __all__ = [
     "AsyncInserts",
+    "BulkInserts",
     "Closes",
     "InsertsOnConnection",
     "Listens",
@@ -77,38 +78,68 @@ class InsertsOnConnection(Protocol):
 
 
 @runtime_checkable
-class AsyncInserts(Protocol):
-    """Inserting from an event loop without a thread. ``AsyncClient`` uses it when its store
-    has it (PostgreSQL does) and ``insert`` in a thread otherwise."""
+class BulkInserts(Protocol):
+    """The client hands the store a whole batch and the store picks how to write it: all at
+    once, or while the producer is still making it, a chunk at a time, so that making the next
+    chunk overlaps the database taking in the last; from an event loop, without a thread.
+    ``AsyncClient`` and ``Client`` use it when their store has it (PostgreSQL does). Without
+    it: every job is made before the store is called, and ``AsyncClient`` calls ``insert`` in a
+    thread.
+
+    A batch is how many jobs it holds (``count``), an iterable of chunks that makes (and
+    validates) each chunk only when asked for it, whether any of its jobs has a unique key
+    (such a batch cannot be written while it is being made: its keys' holders are looked for
+    first), ``on_conflict`` as ``insert`` takes it, and whether only the ids come back. All or
+    nothing, as ``insert``: when making a chunk raises, that exception comes out and nothing is
+    written; chunks that make more or fewer jobs than ``count`` are refused.
+
+    ``AsyncInserts`` and ``StreamsInserts`` are older names of this capability; the methods
+    after ``close_async`` are its older spellings, each a batch whose route the caller chose."""
+
+    def insert_batch(
+        self,
+        count: int,
+        chunks: Iterable[Sequence[NewJob]],
+        *,
+        unique: bool,
+        on_conflict: OnConflict = "raise",
+        ids: bool = False,
+    ) -> list[Job] | list[int]:
+        """Insert the ``count`` jobs ``chunks`` makes; returns them in order, as ``insert``
+        does, or with ``ids`` only their ids (``insert_many(..., returning="ids")``), which
+        spares the store the making of a ``Job`` value of each."""
+        ...
+
+    async def insert_batch_async(
+        self,
+        count: int,
+        chunks: Iterable[Sequence[NewJob]],
+        *,
+        unique: bool,
+        on_conflict: OnConflict = "raise",
+        ids: bool = False,
+    ) -> list[Job] | list[int]:
+        """``insert_batch``, awaited on the caller's event loop (the chunks are made there)."""
+        ...
+
+    async def close_async(self) -> None:
+        """Release what the awaited inserts opened on this event loop."""
+        ...
 
     async def insert_async(
         self, jobs: Sequence[NewJob], *, on_conflict: OnConflict = "raise"
     ) -> list[Job]:
-        """``insert``, awaited on the caller's event loop."""
+        """``insert``, awaited on the caller's event loop: a batch made already."""
         ...
-
-    async def close_async(self) -> None:
-        """Release what ``insert_async`` opened on this event loop."""
-        ...
-
-
-@runtime_checkable
-class StreamsInserts(Protocol):
-    """Writing a large batch of jobs without unique keys while the producer is still making
-    them: the client hands over how many jobs there are and an iterable of chunks that makes
-    (and validates) each chunk only when asked for it, and the store writes a chunk as soon as
-    it has it, so that making the next one overlaps the database taking in the last. All or
-    nothing, as ``insert``: when making a chunk raises, that exception comes out and nothing is
-    written. Without it: every job is made before the store is called."""
 
     def insert_streamed(self, count: int, chunks: Iterable[Sequence[NewJob]]) -> list[Job]:
-        """Insert the ``count`` jobs ``chunks`` makes (none with a unique key); returns them
-        in order, as ``insert`` does."""
+        """A batch of 2 to ``BATCH_SIZE_MAX`` jobs, none with a unique key, written while
+        ``chunks`` makes it, whatever its size; returns the jobs in order, as ``insert``
+        does."""
         ...
 
     def insert_streamed_ids(self, count: int, chunks: Iterable[Sequence[NewJob]]) -> list[int]:
-        """``insert_streamed`` returning only the ids, in order (``insert_many(...,
-        returning="ids")``): the store need not make a ``Job`` value of each."""
+        """``insert_streamed`` returning only the ids, in order."""
         ...
 
     async def insert_streamed_async(
@@ -123,6 +154,14 @@ class StreamsInserts(Protocol):
     ) -> list[int]:
         """``insert_streamed_ids``, awaited on the caller's event loop."""
         ...
+
+
+#: the older name of ``BulkInserts`` for inserting from an event loop without a thread
+#: (``insert_async``, ``close_async``): the same capability
+AsyncInserts = BulkInserts
+#: the older name of ``BulkInserts`` for writing a batch while it is being made
+#: (``insert_streamed`` and its twins): the same capability
+StreamsInserts = BulkInserts
 
 
 @runtime_checkable

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from awa.adapters.postgres._job_rows import (
@@ -54,12 +54,10 @@ __all__ = [
     "dump_json",
     "errors_to_json",
     "fast_json_loads",
-    "insert_params",
     "interval",
     "job_after_attempt",
     "job_from_json",
     "job_from_row",
-    "portable_insert_params",
     "read_time",
     "restore_params",
     "schedule_from_row",
@@ -181,73 +179,6 @@ def _error_to_json(error: ErrorEntry) -> dict[str, Any]:
 
 def errors_to_json(errors: Iterable[ErrorEntry]) -> str:
     return dump_json([_error_to_json(e) for e in errors])
-
-
-def _unique_columns(jobs: Sequence[NewJob]) -> tuple[list[str | None], list[Any], list[Any]]:
-    """Each job's unique digest, period and states mask (``None`` for a job without ``unique``)."""
-    return (
-        [j.unique_digest() for j in jobs],
-        [j.unique.period if j.unique is not None else None for j in jobs],
-        [unique_states_mask(j.unique.states) if j.unique is not None else None for j in jobs],
-    )
-
-
-def _may_repeat(digests: Sequence[str | None]) -> bool:
-    """Whether two jobs share a digest: only then can they share a key (``insert_jobs.sql``)."""
-    given = [d for d in digests if d is not None]
-    return len(set(given)) < len(given)
-
-
-def insert_params(jobs: Sequence[NewJob], now: datetime | None) -> dict[str, Any]:
-    """Parameters of ``new_job_arrays.sqlpart`` (``insert_jobs.sql``, ``fire_schedule.sql``):
-    one array per column. The unique key's period number is the statement's to add: it
-    depends on ``now`` when a job has no ``run_at``."""
-    digests, periods, states = _unique_columns(jobs)
-    return {
-        "now": now,
-        "kind": [j.kind for j in jobs],
-        "queue": [j.queue for j in jobs],
-        "args": [stored_args(j) for j in jobs],
-        "priority": [j.priority for j in jobs],
-        "max_attempts": [j.max_attempts for j in jobs],
-        "run_at": [j.run_at for j in jobs],
-        "tags": [dump_json(list(j.tags)) for j in jobs],
-        "metadata": [dump_json(j.metadata) for j in jobs],
-        "unique_digest": digests,
-        "may_repeat": _may_repeat(digests),
-        "unique_period": periods,
-        "unique_states": states,
-    }
-
-
-def portable_insert_params(
-    jobs: Sequence[NewJob], now: datetime | None, *, skip_held: bool
-) -> dict[str, Any]:
-    """Parameters of ``insert_jobs_portable.sql``: text and booleans only, whatever the
-    driver."""
-    digests, periods, states = _unique_columns(jobs)
-    rows = [
-        {
-            "kind": j.kind,
-            "queue": j.queue,
-            "args": j.args,
-            "priority": j.priority,
-            "max_attempts": j.max_attempts,
-            "run_at": j.run_at.isoformat() if j.run_at is not None else None,
-            "tags": list(j.tags),
-            "metadata": j.metadata,
-            "unique_digest": digest,
-            "unique_period": period,
-            "unique_states": mask,
-        }
-        for j, digest, period, mask in zip(jobs, digests, periods, states, strict=True)
-    ]
-    return {
-        "jobs": dump_json(rows),
-        "now": now.isoformat() if now is not None else None,
-        "skip_held": skip_held,
-        "may_repeat": _may_repeat(digests),
-    }
 
 
 def write_params(jobs: Sequence[Job]) -> dict[str, Any]:

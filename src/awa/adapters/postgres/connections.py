@@ -71,7 +71,6 @@ __all__ = [
     "WATCHDOG",
     "Bounds",
     "Connect",
-    "LoopBound",
     "PoolCalls",
     "Watch",
     "Watchdog",
@@ -392,65 +391,6 @@ class Watchdog:
 
 #: the process's watchdog
 WATCHDOG = Watchdog()
-
-
-class LoopBound:
-    """``Watchdog.watch`` for the calls awaited one after another on one connection from the
-    running event loop (``LoopInserts``): a timer on the loop abandons the connection of a
-    call that outlives ``bound_s`` (no task cancellation: psycopg would then try to cancel
-    the query over the silent network and wait for it).
-
-    One timer serves the whole run of calls. A timer a call, cancelled when the call ends,
-    stays in the loop's heap until the loop sweeps it, and every insert paid to push it there
-    and to order it among the others. This one, when it fires, abandons a call begun
-    ``bound_s`` ago, or sets itself for the end of the bound of the call in progress, or lets
-    the next call set it."""
-
-    def __init__(self, conn: psycopg.AsyncConnection[Any], bound_s: float, action: str) -> None:
-        self._conn = conn
-        self._bound_s = bound_s
-        self._action = action
-        self._started_at: float | None = None  # the loop time the call in progress began
-        self._timer: Any = None
-        self._fired = False
-
-    @contextmanager
-    def call(self) -> Iterator[None]:
-        import asyncio
-
-        loop = asyncio.get_running_loop()
-        self._started_at = started_at = loop.time()
-        if self._timer is None:
-            self._timer = loop.call_at(started_at + self._bound_s, self._check, loop)
-        try:
-            yield
-        except Exception as exc:
-            if self._fired:
-                raise DatabaseError(
-                    f"{self._action} failed: no answer from the database within"
-                    f" {self._bound_s:g}s (call_timeout_s); the connection was abandoned"
-                ) from exc
-            raise
-        finally:
-            self._started_at = None
-
-    def _check(self, loop: Any) -> None:
-        self._timer = None
-        started_at = self._started_at
-        if started_at is None:  # idle: the next call sets the timer
-            return
-        deadline = started_at + self._bound_s
-        if loop.time() < deadline:
-            self._timer = loop.call_at(deadline, self._check, loop)
-            return
-        self._fired = True
-        abandon(self._conn)
-
-    def cancel(self) -> None:
-        """Stop watching: the connection is being closed."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
 
 
 # -- pools left open -------------------------------------------------------------------------

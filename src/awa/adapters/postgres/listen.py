@@ -37,14 +37,16 @@ from awa.adapters.postgres.connections import (
     Watchdog,
     connector,
 )
-from awa.adapters.postgres.enqueue import CALLBACK_CHANNEL, CANCEL_CHANNEL, WAKEUP_CHANNEL
 from awa.domain import DatabaseError, Lease
 from awa.ports import CallbackResolved, CancelRequested, Event, JobsAvailable
 
 __all__ = [
     "BACKOFF_MAX_S",
+    "CALLBACK_CHANNEL",
+    "CANCEL_CHANNEL",
     "LISTENER_APPLICATION_NAME",
     "LIVENESS_CHECK_S",
+    "WAKEUP_CHANNEL",
     "Connect",
     "Subscriptions",
     "event_from_notification",
@@ -52,6 +54,16 @@ __all__ = [
 ]
 
 log = logging.getLogger("awa.postgres")
+
+# the channels the store's statements notify (notify_wakeup.sql, notify_cancel.sql,
+# notify_callback.sql); an application may LISTEN on them too
+#: ``LISTEN`` here for ``NOTIFY`` with a queue name as payload when that queue has new work.
+WAKEUP_CHANNEL = "awa_wakeup"
+#: ``LISTEN`` here for ``{"id": ..., "run_lease": ...}`` when a live attempt was cancelled.
+CANCEL_CHANNEL = "awa_cancel"
+#: ``LISTEN`` here for ``{"id": ..., "run_lease": ...}`` when the external side answered the
+#: callback of that attempt (resumed, completed, failed or retried it).
+CALLBACK_CHANNEL = "awa_callback"
 
 #: the listener connection's ``application_name`` (visible in ``pg_stat_activity``)
 LISTENER_APPLICATION_NAME = "awa-listener"

@@ -4,9 +4,13 @@ The lifecycle is ``StoreCore``'s (argument checks, the fenced-write loop, every 
 module supplies its primitives in SQL. A fenced write runs in one transaction: one statement
 locks the rows whose ``(id, run_lease)`` the caller still owns (the lease guard,
 ``lock_leases.sql``), the domain computes every new value with the transaction's ``now``, and
-one batched statement writes them back (``_PgTransaction``). The claim, insert, promote and
-complete-many hot paths compute their single transition in SQL, with the same values as the
-domain.
+one batched statement writes them back (``transaction.PgTransaction``). The claim, insert,
+promote and complete-many hot paths compute their single transition in SQL, with the same values
+as the domain.
+
+Every insert is routed by ``inserts/router.py``, mixed in (``InsertRouter``): the store hands it
+``_insert`` and nothing else. The operators' primitives, one statement each, are
+``operators.py``'s, mixed in the same way.
 
 Time is the database's clock unless a clock is injected, whose time is then bound as a
 parameter: worker hosts need not agree about the time, and tests expire leases without sleeping.
@@ -18,47 +22,39 @@ stale the moment it was written.
 
 from __future__ import annotations
 
-import asyncio
 import random
 import threading
 import uuid
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-import attrs
 import psycopg
 from psycopg.rows import TupleRow
 from psycopg.types.json import set_json_loads
 from psycopg_pool import ConnectionPool
 
-from awa.adapters._fencing import Decide, Locked, Writes, available_queues, stale_results
+from awa.adapters._fencing import Decide, stale_results
 from awa.adapters._presence import WorkerPresence
-from awa.adapters._summaries import list_params
 from awa.adapters._unreadable import Raw
-from awa.adapters.core import JobBatch, JobQuery, SettingsChange, StoreCore
-from awa.adapters.postgres import caller_connections, migrations, summaries
+from awa.adapters.core import StoreCore
+from awa.adapters.postgres import migrations
 from awa.adapters.postgres._errors import translate_errors
 from awa.adapters.postgres._rereading import fetch_rows
 from awa.adapters.postgres._rows import (
     checked_attempt_rows,
     checked_rows,
-    dlq_entry_from_row,
     dump_json,
     fast_json_loads,
-    insert_params,
     interval,
     job_after_attempt,
     job_from_row,
     read_time,
-    restore_params,
     schedule_from_row,
-    schedule_params,
     summary_from_row,
     utc,
-    write_params,
 )
 from awa.adapters.postgres._sql import SQL
 from awa.adapters.postgres.connections import (
@@ -75,24 +71,17 @@ from awa.adapters.postgres.connections import (
     reconnect_soon,
     session_options,
 )
-from awa.adapters.postgres.enqueue import insert_on
 from awa.adapters.postgres.held_rows import HELD_ROW_WAIT_S_DEFAULT, held_requests, write_held
+from awa.adapters.postgres.inserts.encoding import insert_params
+from awa.adapters.postgres.inserts.loop_connection import LoopInserts
+from awa.adapters.postgres.inserts.router import InsertRouter
 from awa.adapters.postgres.listen import Subscriptions, pool_connector
-from awa.adapters.postgres.loop_inserts import LoopInserts
-from awa.adapters.postgres.plain_inserts import (
-    insert_plain,
-    insert_streamed,
-    insert_streamed_async,
-    insert_streamed_ids,
-    insert_streamed_ids_async,
-    is_plain,
-)
+from awa.adapters.postgres.operators import PostgresOperators
+from awa.adapters.postgres.transaction import DLQ_PREFIX, PgTransaction, lease_states
 from awa.domain import (
     Complete,
-    DlqEntry,
     FirePlan,
     Job,
-    JobState,
     Lease,
     NewJob,
     OnConflict,
@@ -106,27 +95,17 @@ from awa.ports import (
     Clock,
     Event,
     Finish,
-    QueueSettings,
-    QueueStats,
     UnhandledKind,
     WriteResult,
 )
-from awa.ports.checks import check_insert, check_listener, check_streamed_count
-from awa.ports.listing import Home, JobSummary
+from awa.ports.checks import check_listener
 from awa.ports.summary import ENDED_WINDOW_S, QueueSummary
 
 __all__ = ["PostgresStore"]
 
 Cursor = psycopg.Cursor[TupleRow]
 Pool = ConnectionPool[psycopg.Connection[TupleRow]]
-# the columns before the job in lock_leases.sql rows: now, requested_lease, dlq_enabled
-_LEASE_PREFIX = 3
-# ... in lock_job.sql, lock_callback.sql and rescue_candidates.sql rows: now, dlq_enabled
-_LOCK_PREFIX = 2
-# ... in take_from_dlq.sql, lock_dlq_matching.sql, lock_schedules.sql and
-# upcoming_schedules.sql rows: now
-_DLQ_PREFIX = 1
-# ... in fire_schedule.sql rows: applied
+# the columns before the job in fire_schedule.sql rows: applied
 _FIRE_PREFIX = 1
 POOL_SIZE_DEFAULT = 10
 #: the leadership name maintenance takes (a row of awa.leader)
@@ -135,7 +114,6 @@ MAINTENANCE_LEADERSHIP = "maintenance"
 #: estimates a larger group (count_finished_states.sql): its cost stays bounded however many
 #: finished jobs retention keeps
 FINISHED_EXACT_MAX = 50_000
-_STATES = {state.value: state for state in JobState}
 #: each retention's delete, over the states awa.domain.retention gives it
 #: (tests/contract/test_retention_sql.py)
 _DELETE_STATEMENT = {Retention.COMPLETED: "delete_completed", Retention.FAILED: "delete_failed"}
@@ -154,7 +132,7 @@ def _all_distinct_completions(finishes: Sequence[Finish]) -> bool:
     ) == len(finishes)
 
 
-class PostgresStore(StoreCore, WorkerPresence):
+class PostgresStore(PostgresOperators, StoreCore, WorkerPresence, InsertRouter):
     """``ClaimStore`` on PostgreSQL.
 
     ``database`` is a connection string (the store then owns a pool of autocommit connections
@@ -277,14 +255,14 @@ class PostgresStore(StoreCore, WorkerPresence):
     @contextmanager
     def _transaction(
         self, action: str, *, skip_held: bool = False, lock_wait_s: float | None = None
-    ) -> Iterator[_PgTransaction]:
+    ) -> Iterator[PgTransaction]:
         """``BEGIN ... COMMIT``. ``skip_held``: the lease guard skips rows other sessions hold
         (``lock_free_leases.sql``); ``lock_wait_s``: how long a lock may be waited for."""
         with self._connection(action) as conn, conn.transaction(), conn.cursor() as cur:
             if lock_wait_s is not None:
                 wait = f"{max(1, round(lock_wait_s * 1000))}ms"
                 cur.execute(SQL["set_lock_timeout"], {"lock_timeout": wait})
-            yield _PgTransaction(cur, self._now(), skip_held=skip_held)
+            yield PgTransaction(cur, self._now(), skip_held=skip_held)
 
     @contextmanager
     def _statement(self, action: str) -> Iterator[Cursor]:
@@ -299,15 +277,10 @@ class PostgresStore(StoreCore, WorkerPresence):
         return str(uuid.uuid4())
 
     # -- the fast paths: StoreCore's insert, claim and promote, each as one statement ---------
-    # (the memory and SQLite stores take the core's own, ``awa.adapters.core.row_paths``)
+    # (the memory and SQLite stores take the core's own, ``awa.adapters.core.row_paths``);
+    # every insert's route is the router's (inserts/router.py)
     def _insert(self, jobs: Sequence[NewJob], on_conflict: OnConflict) -> list[Job]:
-        now = self._now()
-        if is_plain(jobs):  # one small statement, or COPY for several
-            with self._connection("inserting jobs") as conn:
-                return insert_plain(conn, jobs, now)
-        params = insert_params(jobs, now)
-        with self._connection("inserting jobs") as conn:  # one statement: no BEGIN/COMMIT
-            return insert_on(conn, jobs, params, on_conflict)
+        return self._insert_checked(jobs, on_conflict)
 
     def _claim(
         self, queue: str, limit: int, deadline_duration_s: float, priority_aging_s: float
@@ -342,82 +315,6 @@ class PostgresStore(StoreCore, WorkerPresence):
             tx.wake(promoted)
             return promoted
 
-    # -- producers ------------------------------------------------------------------------------
-    async def insert_async(
-        self, jobs: Sequence[NewJob], *, on_conflict: OnConflict = "raise"
-    ) -> list[Job]:
-        """``insert`` awaited on an event loop (``awa.ports.AsyncInserts``). The first insert
-        goes through the pool (it checks the schema); later ones use a connection of the
-        loop's own, opened in the background, whenever it is free."""
-        mode = check_insert(jobs, on_conflict)
-        checked = list(jobs)
-        inserted = await self._loop_inserts.insert(checked, self.clock, mode)
-        if inserted is not None:
-            return inserted
-        stored = await asyncio.to_thread(self.insert, checked, on_conflict=mode)
-        self._loop_inserts.stored()
-        return stored
-
-    def insert_streamed(self, count: int, chunks: Iterable[Sequence[NewJob]]) -> list[Job]:
-        """Insert ``count`` jobs made chunk by chunk (``awa.ports.StreamsInserts``): the ids of
-        all are reserved first, then each chunk is copied while the next is made."""
-        check_streamed_count(count)
-        now = self._now()
-        with self._connection("inserting jobs") as conn:
-            return insert_streamed(conn, count, chunks, now)
-
-    def insert_streamed_ids(self, count: int, chunks: Iterable[Sequence[NewJob]]) -> list[int]:
-        """``insert_streamed`` returning the ids alone: no ``Job`` value is made."""
-        check_streamed_count(count)
-        now = self._now()
-        with self._connection("inserting jobs") as conn:
-            return insert_streamed_ids(conn, count, chunks, now)
-
-    async def insert_streamed_async(
-        self, count: int, chunks: Iterable[Sequence[NewJob]]
-    ) -> list[Job]:
-        """``insert_streamed`` on the loop's own connection; while it has none (the first
-        insert, or another one on it), every chunk is made first and the jobs inserted as
-        ``insert_async`` does."""
-        check_streamed_count(count)
-        loop = self._loop_inserts
-        inserted = await loop.insert_streamed(insert_streamed_async, count, chunks, self.clock)
-        if inserted is not None:
-            return inserted
-        return await self.insert_async([job for chunk in chunks for job in chunk])
-
-    async def insert_streamed_ids_async(
-        self, count: int, chunks: Iterable[Sequence[NewJob]]
-    ) -> list[int]:
-        """``insert_streamed_ids`` as ``insert_streamed_async`` goes about it."""
-        check_streamed_count(count)
-        loop = self._loop_inserts
-        ids = await loop.insert_streamed(insert_streamed_ids_async, count, chunks, self.clock)
-        if ids is not None:
-            return ids
-        return [job.id for job in await self.insert_async([j for c in chunks for j in c])]
-
-    async def close_async(self) -> None:
-        """Close the connection ``insert_async`` opened on this event loop."""
-        await self._loop_inserts.close()
-
-    def insert_on(
-        self, conn: Any, jobs: Sequence[NewJob], *, on_conflict: OnConflict = "raise"
-    ) -> list[Job]:
-        """Insert inside the caller's open transaction on a connection of theirs: psycopg,
-        SQLAlchemy, Django, asyncpg (``caller_connections``, ``awa.ports.InsertsOnConnection``):
-        commit makes the jobs visible and wakes workers, rollback makes them vanish."""
-        return caller_connections.insert_on(conn, jobs, now=self._now(), on_conflict=on_conflict)
-
-    async def insert_on_async(
-        self, conn: Any, jobs: Sequence[NewJob], *, on_conflict: OnConflict = "raise"
-    ) -> list[Job]:
-        """``insert_on`` from an event loop: asyncio connections (psycopg, SQLAlchemy,
-        asyncpg) are awaited, sync ones used on the caller's thread."""
-        return await caller_connections.insert_on_async(
-            conn, jobs, now=self._now(), on_conflict=on_conflict
-        )
-
     # -- workers ----------------------------------------------------------------------------------
     def _finish(self, finishes: Sequence[Finish]) -> list[WriteResult]:
         if finishes and _all_distinct_completions(finishes):
@@ -447,7 +344,7 @@ class PostgresStore(StoreCore, WorkerPresence):
                 cur.execute(SQL["complete_many"], params)
                 done = {job.id: job for job in map(job_from_row, checked_rows(cur))}
             missed = [i for i, lease in enumerate(leases) if lease.job_id not in done]
-            states = _lease_states(cur, sorted({leases[i].job_id for i in missed}))
+            states = lease_states(cur, sorted({leases[i].job_id for i in missed}))
         results: list[WriteResult | None] = [
             Applied(done[lease.job_id]) if lease.job_id in done else None for lease in leases
         ]
@@ -583,85 +480,6 @@ class PostgresStore(StoreCore, WorkerPresence):
         check_listener(listener)
         return self._subscriptions.subscribe(listener)
 
-    # -- operators ------------------------------------------------------------------------------
-    def _get_job(self, job_id: int) -> Job | None:
-        with self._statement("reading a job") as cur:
-            cur.execute(SQL["get_job"], {"id": job_id})
-            rows = checked_rows(cur)
-        return job_from_row(rows[0]) if rows else None
-
-    def _list_jobs(self, query: JobQuery) -> list[Job]:
-        with self._statement("listing jobs") as cur:
-            cur.execute(SQL["list_jobs"], list_params(query))
-            return [job_from_row(row) for row in checked_rows(cur)]
-
-    def _list_job_summaries(
-        self, query: JobQuery, home: Home, error_chars: int
-    ) -> list[JobSummary]:
-        with self._statement("listing jobs") as cur:
-            cur.execute(
-                SQL[summaries.STATEMENTS[home]], summaries.summary_params(query, error_chars)
-            )
-            return summaries.summaries_of(cur)
-
-    def _discard_failed(self, queue: str | None, kind: str | None) -> int:
-        with self._statement("discarding failed jobs") as cur:
-            cur.execute(SQL["discard_failed"], {"queue": queue, "kind": kind})
-            return cur.rowcount
-
-    def _count_jobs(self, state: JobState | None, kind: str | None, queue: str | None) -> int:
-        params = {"state": state.value if state is not None else None, "kind": kind, "queue": queue}
-        with self._statement("counting jobs") as cur:
-            row = cur.execute(SQL["count_jobs"], params).fetchone()
-        return int(row[0]) if row is not None else 0
-
-    def _set_queue_paused(self, queue: str, paused: bool) -> None:
-        with self._transaction("resuming a queue" if not paused else "pausing a queue") as tx:
-            tx.cur.execute(SQL["set_queue_paused"], {"queue": queue, "paused": paused})
-            if not paused:
-                tx.cur.execute(SQL["notify_wakeup"], {"queues": [queue]})
-
-    def _configure_queue(self, queue: str, change: SettingsChange) -> QueueSettings:
-        params = {
-            "queue": queue,
-            "dlq_enabled": change.dlq_enabled,
-            "finished_retention": _seconds(change.finished_retention_s),
-            "dlq_retention": _seconds(change.dlq_retention_s),
-            "failed_retention": _seconds(change.failed_retention_s),
-        }
-        with self._statement("configuring a queue") as cur:
-            row = cur.execute(SQL["configure_queue"], params).fetchone()
-        assert row is not None  # an upsert always returns its row
-        return QueueSettings(*row)
-
-    def queue_stats(self) -> list[QueueStats]:
-        with self._statement("reading queue statistics") as cur:
-            rows = fetch_rows(cur.execute(SQL["queue_stats"]))
-        return [
-            QueueStats(
-                queue=queue,
-                counts={state: by_state.get(state.value, 0) for state in JobState},
-                dlq_depth=dlq_depth,
-                paused=paused,
-                dlq_enabled=dlq_enabled,
-                oldest_available_at=read_time(oldest),
-                finished_retention_s=finished_retention_s,
-                dlq_retention_s=dlq_retention_s,
-                failed_retention_s=failed_retention_s,
-            )
-            for (
-                queue,
-                by_state,
-                dlq_depth,
-                paused,
-                dlq_enabled,
-                oldest,
-                finished_retention_s,
-                dlq_retention_s,
-                failed_retention_s,
-            ) in rows
-        ]
-
     # -- the queue summary (``awa.ports.SummarizesQueues``) --------------------------------------
     def summarize_queues(self, *, window_s: float = ENDED_WINDOW_S) -> QueueSummary:
         check_seconds("summary window", window_s, allow_zero=False)
@@ -690,31 +508,6 @@ class PostgresStore(StoreCore, WorkerPresence):
             row = cur.execute(SQL["queue_summary"]).fetchone()
         return None if row is None else summary_from_row(row)
 
-    # -- the dead-letter queue ------------------------------------------------------------------
-    def _list_dlq(
-        self, queue: str | None, kind: str | None, limit: int, before_id: int | None
-    ) -> list[DlqEntry]:
-        params = {"queue": queue, "kind": kind, "limit": limit, "before_id": before_id}
-        with self._statement("listing the dead-letter queue") as cur:
-            cur.execute(SQL["list_dlq"], params)
-            return [dlq_entry_from_row(row) for row in checked_rows(cur)]
-
-    def _get_dlq_entry(self, job_id: int) -> DlqEntry | None:
-        with self._statement("reading a dead-letter entry") as cur:
-            cur.execute(SQL["get_dlq_entry"], {"id": job_id})
-            rows = checked_rows(cur)
-        return dlq_entry_from_row(rows[0]) if rows else None
-
-    def _purge_dlq(self, queue: str | None, kind: str | None) -> int:
-        with self._statement("purging the dead-letter queue") as cur:
-            cur.execute(SQL["purge_dlq"], {"queue": queue, "kind": kind})
-            return cur.rowcount
-
-    def _purge_dlq_job(self, job_id: int) -> bool:
-        with self._statement("purging a dead-letter entry") as cur:
-            cur.execute(SQL["purge_dlq_job"], {"id": job_id})
-            return cur.rowcount > 0
-
     # -- periodic schedules ---------------------------------------------------------------------
     def list_schedules(self) -> list[ScheduleRecord]:
         with self._statement("listing schedules") as cur:
@@ -724,7 +517,7 @@ class PostgresStore(StoreCore, WorkerPresence):
         params = {"now": self._now(), "limit": limit}
         with self._statement("reading the schedules") as cur:
             rows = cur.execute(SQL["upcoming_schedules"], params).fetchall()
-        records = [schedule_from_row(row, _DLQ_PREFIX) for row in rows if row[1] is not None]
+        records = [schedule_from_row(row, DLQ_PREFIX) for row in rows if row[1] is not None]
         return utc(rows[0][0]), records
 
     def _fire(self, plan: FirePlan) -> list[Job] | None:
@@ -749,10 +542,6 @@ class PostgresStore(StoreCore, WorkerPresence):
             return cur.rowcount > 0
 
 
-def _seconds(seconds: float | None) -> timedelta | None:
-    return None if seconds is None else timedelta(seconds=seconds)
-
-
 def _json_row(row: Sequence[Any]) -> list[Any]:
     """A counted group as a JSON array: timestamps as ISO 8601 text, one that cannot be read
     (``Raw``) as the nearest one that can."""
@@ -766,145 +555,3 @@ def _json_row(row: Sequence[Any]) -> list[Any]:
 
 def _due_order(job: Job) -> tuple[datetime, int]:
     return (job.run_at, job.id)
-
-
-def _lease_states(cur: Cursor, job_ids: Sequence[int]) -> dict[int, tuple[int, JobState]]:
-    if not job_ids:
-        return {}
-    rows = cur.execute(SQL["lookup_leases"], {"ids": list(job_ids)}).fetchall()
-    return {job_id: (run_lease, _STATES[state]) for job_id, run_lease, state in rows}
-
-
-class _PgTransaction:
-    """``Transaction`` on one cursor inside ``BEGIN ... COMMIT``: each lock is one statement
-    (``SELECT ... FOR UPDATE``), and ``write`` is at most one statement per kind of change."""
-
-    def __init__(
-        self, cur: Cursor, injected_now: datetime | None, *, skip_held: bool = False
-    ) -> None:
-        self.cur = cur
-        self._injected_now = injected_now
-        self._now: datetime | None = injected_now
-        self._skip_held = skip_held
-        self._locked_leases: set[Lease] = set()  # what lock_leases locked
-        self._looked_up: dict[int, tuple[int, JobState]] = {}  # what lease_states found
-
-    def now(self) -> datetime:
-        if self._now is None:  # nothing read the time yet: ask the database's clock
-            row = self.cur.execute(SQL["transaction_now"], {"now": None}).fetchone()
-            assert row is not None
-            self._now = utc(row[0])
-        return self._now
-
-    def _rows(self, statement: str, params: dict[str, Any], prefix: int) -> list[Any]:
-        """Run a locking statement whose rows start with ``now``; remember that time."""
-        self.cur.execute(SQL[statement], {"now": self._injected_now, **params})
-        rows = checked_rows(self.cur, prefix)
-        if rows and self._now is None:
-            self._now = utc(rows[0][0])
-        return rows
-
-    def _locked(self, statement: str, params: dict[str, Any]) -> list[Locked]:
-        rows = self._rows(statement, params, _LOCK_PREFIX)
-        return [Locked(job_from_row(row, _LOCK_PREFIX), row[1]) for row in rows]
-
-    def lock_leases(self, leases: Sequence[Lease]) -> dict[Lease, Locked]:
-        params = {
-            "ids": [lease.job_id for lease in leases],
-            "leases": [lease.run_lease for lease in leases],
-        }
-        statement = "lock_free_leases" if self._skip_held else "lock_leases"
-        rows = self._rows(statement, params, _LEASE_PREFIX)
-        locked = {
-            Lease(row[_LEASE_PREFIX], row[1]): Locked(job_from_row(row, _LEASE_PREFIX), row[2])
-            for row in rows
-        }
-        self._locked_leases.update(locked)
-        return locked
-
-    def lease_states(self, job_ids: Sequence[int]) -> dict[int, tuple[int, JobState]]:
-        states = _lease_states(self.cur, job_ids)
-        self._looked_up.update(states)
-        return states
-
-    def held_requests(self, leases: Sequence[Lease]) -> list[int]:
-        """Indexes of ``leases`` whose rows ``lock_leases`` may have skipped as held: not
-        locked, and their job's committed lease is still the requested one."""
-        locked = [lease in self._locked_leases for lease in leases]
-        return held_requests(leases, locked, self._looked_up)
-
-    def lock_job(self, job_id: int) -> Locked | None:
-        found = self._locked("lock_job", {"id": job_id})
-        if not found:
-            # A job that changed home while this statement waited for it was deleted and
-            # inserted anew (write_jobs.sql); this statement's snapshot saw only the deletion.
-            # The next statement's sees the job where it went.
-            found = self._locked("lock_job", {"id": job_id})
-        return found[0] if found else None
-
-    def lock_dead_letter(self, job_id: int) -> Job | None:
-        rows = self._rows("take_from_dlq", {"id": job_id}, _DLQ_PREFIX)
-        return job_from_row(rows[0], _DLQ_PREFIX) if rows else None
-
-    def lock_dead_letters(self, queue: str | None, kind: str | None) -> list[Job]:
-        rows = self._rows("lock_dlq_matching", {"queue": queue, "kind": kind}, _DLQ_PREFIX)
-        return [job_from_row(row, _DLQ_PREFIX) for row in rows]
-
-    def lock_callback(self, callback_id: str) -> Locked | None:
-        found = self._locked("lock_callback", {"callback_id": callback_id})
-        return found[0] if found else None
-
-    def callback_pending(self, callback_id: str) -> bool:
-        row = self.cur.execute(SQL["callback_pending"], {"callback_id": callback_id}).fetchone()
-        return bool(row and row[0])
-
-    def lock_unique_holder(self, key: str) -> Locked | None:
-        found = self._locked("lock_unique_holder", {"key": key})
-        return found[0] if found else None
-
-    def lock_jobs(self, batch: JobBatch) -> list[Locked]:
-        params = {**attrs.asdict(batch), "states": [state.value for state in batch.states]}
-        return self._locked("lock_jobs_matching", params)
-
-    def lock_schedules(self, names: Sequence[str]) -> dict[str, ScheduleRecord]:
-        params = {"now": self._injected_now, "names": list(names)}
-        rows = self.cur.execute(SQL["lock_schedules"], params).fetchall()
-        if rows and self._now is None:
-            self._now = utc(rows[0][0])
-        records = [schedule_from_row(row, _DLQ_PREFIX) for row in rows]
-        return {record.name: record for record in records}
-
-    def rescue_candidates(self, staleness_s: float, limit: int) -> list[Locked]:
-        params = {"staleness": timedelta(seconds=staleness_s), "limit": limit}
-        return self._locked("rescue_candidates", params)
-
-    def write(self, writes: Writes) -> None:
-        cur = self.cur
-        if writes.jobs:
-            cur.execute(SQL["write_jobs"], write_params(list(writes.jobs.values())))
-        if writes.dead_letters:
-            params = {
-                "now": self.now(),
-                "ids": list(writes.dead_letters),
-                "reasons": list(writes.dead_letters.values()),
-            }
-            cur.execute(SQL["move_to_dlq"], params)
-        if writes.restored:
-            cur.execute(SQL["delete_from_dlq"], {"ids": [job.id for job in writes.restored]})
-            cur.execute(SQL["restore_jobs"], restore_params(writes.restored))
-        if writes.schedules:
-            cur.execute(SQL["upsert_schedules"], schedule_params(writes.schedules))
-        for lease in writes.cancelled:
-            cur.execute(SQL["notify_cancel"], {"id": lease.job_id, "run_lease": lease.run_lease})
-        for lease in writes.answered:
-            params = {"id": lease.job_id, "run_lease": lease.run_lease}
-            cur.execute(SQL["notify_callback"], params)
-        woken = writes.available_queues()
-        if woken:
-            cur.execute(SQL["notify_wakeup"], {"queues": woken})
-
-    def wake(self, jobs: Sequence[Job]) -> None:
-        """One wake-up per queue that got available jobs (sent on commit)."""
-        woken = available_queues(jobs)
-        if woken:
-            self.cur.execute(SQL["notify_wakeup"], {"queues": woken})

@@ -3,7 +3,7 @@
 --   in batches (one WAL record per page rather than per row) and nothing comes back to
 --   decode. Routing costs the backend less than checking awa.jobs_hot's partition constraint
 --   on every row of a COPY straight into it (docs/performance.md, "Insert path").
--- Parameters: the rows, in COPY's text format (plain_inserts.copy_text), columns as listed:
+-- Parameters: the rows, in COPY's text format (inserts/copy_encoding.copy_text), columns as listed:
 --   each job as awa.domain.decisions.create_job made it from reserve_job_ids.sql's ids and
 --   time. Columns not listed keep their defaults (no errors, no unique key).
 -- Transition: row 1, decided by the domain; the wake-ups follow in the same transaction

@@ -1,4 +1,4 @@
--- Purpose: insert one job without a unique key (plain_inserts.py): a small statement, prepared
+-- Purpose: insert one job without a unique key (inserts/single.py): a small statement, prepared
 --   once per connection, that returns only what the caller's Job lacks, its id and creation time.
 -- Parameters: now (timestamptz, NULL = the database clock), kind, queue, args (JSON text),
 --   priority, max_attempts, run_at (timestamptz or NULL), tags (a text[] literal), metadata

@@ -1,4 +1,4 @@
--- Purpose: the first step of a bulk insert by COPY (plain_inserts.py): `count` ids from
+-- Purpose: the first step of a bulk insert by COPY (inserts/by_copy.py): `count` ids from
 --   awa.jobs' identity, in order, and the time the jobs are created at, from which
 --   awa.domain.decisions.create_job decides every column that copy_jobs.sql then writes.
 -- Parameters: count int, now (timestamptz, NULL = the database clock).

@@ -1,12 +1,15 @@
 """Inserts from an event loop on one ``AsyncConnection`` of the store's own: no hop to a thread
-and back, which costs about a third of a single insert."""
+and back, which costs about a third of a single insert. Which statement runs on it is the
+router's to say (``router.py``); this module keeps the connection, and bounds each call on it
+(``LoopBound``)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import psycopg
@@ -14,12 +17,10 @@ from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
 from awa.adapters.postgres._errors import translate_errors
-from awa.adapters.postgres.connections import Bounds, LoopBound, connect_options
-from awa.adapters.postgres.enqueue import insert_jobs_async
-from awa.adapters.postgres.plain_inserts import Streamer
-from awa.domain import Job, NewJob, OnConflict
+from awa.adapters.postgres.connections import Bounds, abandon, connect_options
+from awa.domain import DatabaseError
 
-__all__ = ["LoopInserts"]
+__all__ = ["LoopBound", "LoopInserts"]
 
 log = logging.getLogger("awa.postgres")
 Pool = ConnectionPool[Any]
@@ -36,7 +37,7 @@ class LoopInserts:
     broken or busy by a failed or cancelled insert is closed and opened again.
 
     The connection has the adapter's keepalives and connect timeout, and each insert on it is
-    bounded by ``call_timeout_s`` (``connections.LoopBound``): an insert that outlives it gets
+    bounded by ``call_timeout_s`` (``LoopBound``): an insert that outlives it gets
     its connection abandoned and a ``DatabaseError``; the next inserts go through the store
     while a new connection opens."""
 
@@ -76,33 +77,9 @@ class LoopInserts:
         self._conn, self._loop = conn, loop
         self._bound = LoopBound(conn, self._bounds.call_timeout_s, "inserting jobs")
 
-    async def insert(
-        self, jobs: Sequence[NewJob], clock: Any, on_conflict: OnConflict = "raise"
-    ) -> list[Job] | None:
-        """The inserted jobs, or ``None`` when this insert should go through the store."""
-        return await self._on_connection(
-            lambda conn: insert_jobs_async(conn, jobs, clock=clock, on_conflict=on_conflict)
-        )
-
-    async def insert_streamed(
-        self, insert: Streamer[T], count: int, chunks: Iterable[Sequence[NewJob]], clock: Any
-    ) -> T | None:
-        """A streamed insert (``plain_inserts.insert_streamed_async`` or its ``_ids`` twin),
-        or ``None`` when it should go through the store, with ``chunks`` not yet asked for a
-        single job."""
-
-        async def streamed(conn: psycopg.AsyncConnection[Any]) -> T:
-            now = clock.now() if clock else None
-            with translate_errors("inserting jobs"):
-                return await insert(conn, count, chunks, now)
-
-        return await self._on_connection(streamed)
-
-    async def _on_connection(
-        self, insert: Callable[[psycopg.AsyncConnection[Any]], Awaitable[T]]
-    ) -> T | None:
+    async def run(self, insert: Callable[[psycopg.AsyncConnection[Any]], Awaitable[T]]) -> T | None:
         """``insert``'s answer on the loop's connection, or ``None`` when it is not to be had
-        now (the insert then goes through the store)."""
+        now (the insert then goes through the store), ``insert`` not called."""
         if self._busy or not self._ready:
             return None
         conn, bound = self._conn, self._bound
@@ -148,3 +125,60 @@ class LoopInserts:
             if bound is not None:
                 bound.cancel()
             await conn.close()
+
+
+class LoopBound:
+    """``Watchdog.watch`` for the calls awaited one after another on one connection from the
+    running event loop (``LoopInserts``): a timer on the loop abandons the connection of a
+    call that outlives ``bound_s`` (no task cancellation: psycopg would then try to cancel
+    the query over the silent network and wait for it).
+
+    One timer serves the whole run of calls. A timer a call, cancelled when the call ends,
+    stays in the loop's heap until the loop sweeps it, and every insert paid to push it there
+    and to order it among the others. This one, when it fires, abandons a call begun
+    ``bound_s`` ago, or sets itself for the end of the bound of the call in progress, or lets
+    the next call set it."""
+
+    def __init__(self, conn: psycopg.AsyncConnection[Any], bound_s: float, action: str) -> None:
+        self._conn = conn
+        self._bound_s = bound_s
+        self._action = action
+        self._started_at: float | None = None  # the loop time the call in progress began
+        self._timer: Any = None
+        self._fired = False
+
+    @contextmanager
+    def call(self) -> Iterator[None]:
+        loop = asyncio.get_running_loop()
+        self._started_at = started_at = loop.time()
+        if self._timer is None:
+            self._timer = loop.call_at(started_at + self._bound_s, self._check, loop)
+        try:
+            yield
+        except Exception as exc:
+            if self._fired:
+                raise DatabaseError(
+                    f"{self._action} failed: no answer from the database within"
+                    f" {self._bound_s:g}s (call_timeout_s); the connection was abandoned"
+                ) from exc
+            raise
+        finally:
+            self._started_at = None
+
+    def _check(self, loop: Any) -> None:
+        self._timer = None
+        started_at = self._started_at
+        if started_at is None:  # idle: the next call sets the timer
+            return
+        deadline = started_at + self._bound_s
+        if loop.time() < deadline:
+            self._timer = loop.call_at(deadline, self._check, loop)
+            return
+        self._fired = True
+        abandon(self._conn)
+
+    def cancel(self) -> None:
+        """Stop watching: the connection is being closed."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None

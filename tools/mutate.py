@@ -44,11 +44,19 @@ DOMAIN = [
 GROUPS: dict[str, list[str]] = {
     "domain": DOMAIN,
     "core": [
-        "src/awa/adapters/_core.py",
+        *sorted(
+            str(p.relative_to(ROOT))
+            for p in (ROOT / "src/awa/adapters/core").iterdir()
+            if p.suffix == ".py" and p.name != "__init__.py"
+        ),
         "src/awa/adapters/_fencing.py",
         "src/awa/ports/checks.py",
     ],
-    "memory": ["src/awa/adapters/memory/store.py"],
+    "memory": [
+        "src/awa/adapters/memory/store.py",
+        "src/awa/adapters/memory/table.py",
+        "src/awa/adapters/memory/transaction.py",
+    ],
     "sql": sorted(
         str(p.relative_to(ROOT))
         for p in (ROOT / "src/awa/adapters/postgres/sql").iterdir()

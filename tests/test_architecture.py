@@ -37,6 +37,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "__init__": GROUND | {"ports", "adapters", "runtime", "client"},
     "__main__": {"cli"},
 }
+#: a source file past this many lines holds more than one job: split it by what its parts do
+LINES_MAX = 600
 #: the stores stand side by side: none imports another
 STORES = {"memory", "postgres", "sqlite"}
 
@@ -90,3 +92,12 @@ def test_the_stores_never_import_each_other() -> None:
             if target[:1] == ("adapters",) and len(target) > 1 and target[1] in STORES - {room[1]}:
                 wrong.append(f"{path.relative_to(SOURCE)} imports awa.{'.'.join(target)}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_no_source_file_is_over_the_line_bound() -> None:
+    long = {
+        str(path.relative_to(SOURCE)): lines
+        for path in _sources()
+        if (lines := len(path.read_text().splitlines())) > LINES_MAX
+    }
+    assert not long, long

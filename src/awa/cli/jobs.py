@@ -286,16 +286,8 @@ def job_retry_failed(args: argparse.Namespace, session: Session) -> None:
         jobs = client.retry_failed(
             queue=args.queue, kind=args.kind, all=args.all, run_at=args.run_at
         )
-    if args.json:
-        out.print_json(
-            {"retried": len(jobs), "jobs": [out.job_data(j) for j in jobs]}, session.stdout
-        )
-        return
-    out.print_line(
-        f"retried {len(jobs)} failed job(s) ({where}) with a fresh attempt budget", session.stdout
-    )
-    if jobs:
-        out.print_table(None, out.JOB_COLUMNS, out.job_rows(jobs), session.stdout)
+    line = f"retried {len(jobs)} failed job(s) ({where}) with a fresh attempt budget"
+    out.print_jobs_result("retried", jobs, line, session.stdout, as_json=args.json)
 
 
 def job_discard_failed(args: argparse.Namespace, session: Session) -> None:

@@ -32,18 +32,20 @@ class Workers:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.run_logs: dict[str, Path] = {}
         self.starts = 0
 
     def start(self, name: str) -> None:
         self.starts += 1
         log = (self.folder / f"{name}-{self.starts}.out").open("wb")
+        self.run_logs[name] = self.folder / f"runs-{self.starts}.log"
         self.procs[name] = subprocess.Popen(
             [
                 sys.executable,
                 str(WORKER),
                 str(self.folder / "jobs.db"),
                 name,
-                str(self.folder / f"runs-{self.starts}.log"),
+                str(self.run_logs[name]),
             ],
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -54,6 +56,11 @@ class Workers:
     def kill(self, name: str) -> None:
         self.procs[name].send_signal(signal.SIGKILL)
         self.procs[name].wait(timeout=WAIT_S)
+
+    def has_run(self, name: str) -> bool:
+        """Whether the process ``name`` last started has run a handler: it is claiming."""
+        log = self.run_logs[name]
+        return log.exists() and log.stat().st_size > 0
 
     def output(self) -> str:
         return "\n".join(
@@ -113,6 +120,8 @@ def test_four_processes_complete_5000_jobs_once_each_while_one_is_killed_twice(
 
         for done_before_kill in (JOBS // 5, JOBS // 2):
             wait_for(lambda n=done_before_kill: completed() >= n, "jobs were completed", workers)
+            # on a loaded machine the restarted w0 may still be starting: kill it at work
+            wait_for(lambda: workers.has_run("w0"), "w0 ran a handler", workers)
             workers.kill("w0")  # SIGKILL mid-run: no finish, no heartbeat, no goodbye
             workers.start("w0")
         wait_for(lambda: completed() == JOBS, f"all {JOBS} jobs completed", workers)

@@ -15,8 +15,9 @@ another part) names it as ``{part:NAME}``: new jobs from array parameters
 (``new_job_arrays``), as rows with their unique keys (``new_jobs``), the insert of those rows
 (``insert_new_jobs``, shared by ``insert_jobs.sql`` and ``fire_schedule.sql``), the insert
 that respects unique keys (``insert_unique``, shared by ``insert_jobs.sql`` and
-``insert_jobs_portable.sql``), and the guarded completion of many attempts
-(``complete_running``, shared by ``complete_many.sql`` and ``complete_many_claimed.sql``).
+``insert_jobs_portable.sql``), the guarded completion of many attempts (``complete_running``,
+shared by ``complete_many.sql`` and ``complete_many_claimed.sql``), and the filters and page of
+every listing (``listing_page``).
 """
 
 from __future__ import annotations

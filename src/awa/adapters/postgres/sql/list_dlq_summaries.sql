@@ -14,10 +14,4 @@ SELECT id, kind, queue, state, priority, attempt, max_attempts, run_lease, run_a
        substr(errors -> -1 ->> 'error', 1, %(error_chars)s::int) AS last_error,
        dlq_reason, dlq_at
 FROM awa.dlq
-WHERE (%(before_id)s::bigint IS NULL OR id < %(before_id)s::bigint)
-  AND (%(state)s::text IS NULL OR state = %(state)s::text)
-  AND (%(kind)s::text IS NULL OR kind = %(kind)s::text)
-  AND (%(queue)s::text IS NULL OR queue = %(queue)s::text)
-  AND (%(tag)s::text IS NULL OR tags @> ARRAY[%(tag)s::text])
-ORDER BY id DESC
-LIMIT %(limit)s
+{part:listing_page}

@@ -7,10 +7,4 @@
 --   no index of its own, to keep the hot path's write cost down).
 SELECT {job_columns}
 FROM awa.jobs
-WHERE (%(before_id)s::bigint IS NULL OR id < %(before_id)s::bigint)
-  AND (%(state)s::text IS NULL OR state = %(state)s::text)
-  AND (%(kind)s::text IS NULL OR kind = %(kind)s::text)
-  AND (%(queue)s::text IS NULL OR queue = %(queue)s::text)
-  AND (%(tag)s::text IS NULL OR tags @> ARRAY[%(tag)s::text])
-ORDER BY id DESC
-LIMIT %(limit)s
+{part:listing_page}

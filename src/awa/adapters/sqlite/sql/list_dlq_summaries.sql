@@ -15,10 +15,4 @@ SELECT id, kind, queue, state, priority, attempt, max_attempts, run_lease, run_a
        END AS last_error,
        dlq_reason, dlq_at
 FROM awa_dlq
-WHERE (:state IS NULL OR state = :state)
-  AND (:kind IS NULL OR kind = :kind)
-  AND (:queue IS NULL OR queue = :queue)
-  AND (:before_id IS NULL OR id < :before_id)
-  AND (:tag IS NULL OR EXISTS (SELECT 1 FROM json_each(tags) WHERE value = :tag))
-ORDER BY id DESC
-LIMIT :limit
+{part:listing_page}

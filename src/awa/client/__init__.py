@@ -1,7 +1,7 @@
 """``awa.AsyncClient`` and ``awa.Client``: the surface applications write against.
 
 Both are thin. A request is made once (``requests.py``), every store call is written once
-(``operations.py``), and every shared verb once, as the async client's (``async_verbs.py``),
+(``store_access.py``), and every shared verb once, as the async client's (``async_verbs.py``),
 from which ``tools/async_to_sync.py`` generates the sync client's (``sync_verbs.py``): the
 async client runs a call off the event loop, the sync client calls it. The store comes from a
 URL (``awa.adapters.open_store``) or is given; what it can do beyond the port (migrate, close,

@@ -8,14 +8,14 @@ from typing import Any, Literal, overload
 
 from awa.client.async_verbs import AsyncVerbs
 from awa.client.declarations import Declarations
-from awa.client.operations import (
-    Operations,
+from awa.client.requests import InsertSpec, Requests, Returning, returns_ids
+from awa.client.store_access import (
     QueueSpec,
+    StoreAccess,
     check_max_args_bytes,
     open_client_store,
     queue_configs,
 )
-from awa.client.requests import InsertSpec, Requests, Returning, returns_ids
 from awa.domain import Job as JobRecord
 from awa.domain import (
     OnConflict,
@@ -66,7 +66,7 @@ class AsyncClient(Declarations, AsyncVerbs):
         self.clock: Clock = clock or self.store.clock or SystemClock()
         self.registry = TaskRegistry()
         self._requests = Requests(self.registry, limit)
-        self._ops = Operations(self.store, self._requests)
+        self._ops = StoreAccess(self.store, self._requests)
         # asked once: a check against a runtime protocol costs about 10 us per insert
         self._bulk = self.store if isinstance(self.store, BulkInserts) else None
         self._runtime: Runtime | None = None

@@ -10,8 +10,8 @@ from datetime import datetime
 from typing import Any
 
 from awa.client.calls import AsyncCalls
-from awa.client.operations import Operations
 from awa.client.requests import InsertSpec
+from awa.client.store_access import StoreAccess
 from awa.domain import (
     CompleteCallback,
     DlqEntry,
@@ -40,7 +40,7 @@ class AsyncVerbs(AsyncCalls):
     """The verbs a client shares with its twin, over its ``store`` and ``_ops``."""
 
     store: ClaimStore
-    _ops: Operations
+    _ops: StoreAccess
 
     async def cancel_by_unique_key(
         self,

@@ -13,8 +13,8 @@ from typing import Any, Literal, overload
 
 from awa.client.async_client import AsyncClient
 from awa.client.declarations import Declarations
-from awa.client.operations import QueueSpec
 from awa.client.requests import InsertSpec, Returning, returns_ids
+from awa.client.store_access import QueueSpec
 from awa.client.sync_verbs import Verbs
 from awa.domain import Job as JobRecord
 from awa.domain import (

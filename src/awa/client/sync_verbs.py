@@ -11,8 +11,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from awa.client.operations import Operations
 from awa.client.requests import InsertSpec
+from awa.client.store_access import StoreAccess
 from awa.domain import (
     CompleteCallback,
     DlqEntry,
@@ -34,7 +34,7 @@ class Verbs:
     """The verbs a client shares with its twin, over its ``store`` and ``_ops``."""
 
     store: ClaimStore
-    _ops: Operations
+    _ops: StoreAccess
 
     def cancel_by_unique_key(
         self,

@@ -26,8 +26,8 @@ from awa.ports import (
 from awa.runtime.config import QueueConfig
 
 __all__ = [
-    "Operations",
     "QueueSpec",
+    "StoreAccess",
     "check_max_args_bytes",
     "open_client_store",
     "queue_configs",
@@ -69,7 +69,7 @@ def queue_configs(queues: Sequence[QueueSpec], settings: Mapping[str, Any]) -> l
     return configs
 
 
-class Operations:
+class StoreAccess:
     """Every store call of the clients, once, as plain synchronous methods: the async client
     runs them off the event loop, the sync client calls them."""
 

@@ -9,9 +9,10 @@ the record needs is written out; the others take the port's own signature and de
 
 from __future__ import annotations
 
+import inspect
 import random
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -31,7 +32,7 @@ from awa.domain import (
     Snooze,
     UniqueConflict,
 )
-from awa.domain.defaults import CALLBACK_TIMEOUT_S, DEADLINE_S
+from awa.domain.defaults import CALLBACK_TIMEOUT_S
 from awa.domain.endings import dlq_reason_after
 from awa.domain.unique import holds_unique_key
 from awa.ports import (
@@ -80,15 +81,27 @@ def _checked(
 ) -> Callable[Concatenate[RecordingStore, P], R]:
     """A verb passed on to the store whose answer ``check`` records and checks (it needs
     none of the arguments), with the port's signature and defaults."""
-    name = verb.__name__
+    return _observed(verb, lambda store, answer, _arguments: check(store, answer))
 
-    def checked(self: RecordingStore, /, *args: P.args, **kwargs: P.kwargs) -> R:
+
+def _observed(
+    verb: Callable[Concatenate[Any, P], R],
+    check: Callable[[RecordingStore, R, Mapping[str, Any]], None],
+) -> Callable[Concatenate[RecordingStore, P], R]:
+    """As ``_checked``, for a check that reads the call's arguments too: bound to the port's
+    signature, its defaults applied (so the record sees what the store was told)."""
+    name = verb.__name__
+    signature = inspect.signature(verb)
+
+    def observed(self: RecordingStore, /, *args: P.args, **kwargs: P.kwargs) -> R:
         answer: R = getattr(self.store, name)(*args, **kwargs)
-        check(self, answer)
+        call = signature.bind(self, *args, **kwargs)
+        call.apply_defaults()
+        check(self, answer, call.arguments)
         return answer
 
-    checked.__name__ = checked.__qualname__ = name
-    return checked
+    observed.__name__ = observed.__qualname__ = name
+    return observed
 
 
 @attrs.define
@@ -228,20 +241,7 @@ class RecordingStore:
 
     cancel_by_unique_key = _checked(ClaimStore.cancel_by_unique_key, _cancelled_by_key)
 
-    def claim(
-        self,
-        queue: str,
-        *,
-        limit: int,
-        deadline_duration_s: float = DEADLINE_S,
-        priority_aging_s: float = 0.0,
-    ) -> list[Job]:
-        claimed = self.store.claim(
-            queue,
-            limit=limit,
-            deadline_duration_s=deadline_duration_s,
-            priority_aging_s=priority_aging_s,
-        )
+    def _claimed(self, claimed: list[Job], call: Mapping[str, Any]) -> None:
         for job in claimed:
             model = self.models.setdefault(job.id, _Model())
             if job.run_lease != model.max_run_lease + 1:
@@ -251,8 +251,9 @@ class RecordingStore:
             model.claims += 1
             self._observe(job)
         if claimed:
-            self.note(f"claim {queue} -> {' '.join(str(j.lease) for j in claimed)}")
-        return claimed
+            self.note(f"claim {call['queue']} -> {' '.join(str(j.lease) for j in claimed)}")
+
+    claim = _observed(ClaimStore.claim, _claimed)
 
     def heartbeat(self, beats: Sequence[Heartbeat]) -> list[WriteResult]:
         before = {b.lease.job_id: self._current(b.lease.job_id) for b in beats}
@@ -418,17 +419,10 @@ class RecordingStore:
         self.store.resume_queue(queue)
         self.note(f"operator resume {queue}")
 
-    def bulk_retry_from_dlq(
-        self,
-        *,
-        queue: str | None = None,
-        kind: str | None = None,
-        all: bool = False,
-        run_at: datetime | None = None,
-    ) -> list[Job]:
-        jobs = self.store.bulk_retry_from_dlq(queue=queue, kind=kind, all=all, run_at=run_at)
+    def _bulk_retried(self, jobs: list[Job], call: Mapping[str, Any]) -> None:
         for job in jobs:
             self._reset(job)
-        self.note(f"operator dlq retry-bulk {queue} -> {len(jobs)}")
+        self.note(f"operator dlq retry-bulk {call['queue']} -> {len(jobs)}")
         self.check_unique_holders()
-        return jobs
+
+    bulk_retry_from_dlq = _observed(ClaimStore.bulk_retry_from_dlq, _bulk_retried)

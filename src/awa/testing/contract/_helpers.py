@@ -8,13 +8,15 @@ helpers drive a store through its public verbs only.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
 from awa.adapters.memory import ManualClock
 from awa.domain import Job, Lease, NewJob, WaitForCallback
 from awa.domain.values import CallbackToken
-from awa.ports import Applied, ClaimStore, Event, Finish, Stale
+from awa.ports import Applied, ClaimStore, Event, Finish, Listens, Stale
 
 __all__ = ["StoreFixtures"]
 
@@ -74,3 +76,14 @@ class _Events:
     def wait_for(self, event: Event, timeout_s: float = 10.0) -> bool:
         with self._changed:
             return self._changed.wait_for(lambda: event in self.seen, timeout=timeout_s)
+
+
+@contextmanager
+def _heard(hints: Listens) -> Iterator[_Events]:
+    """The hints ``hints`` sends while the block runs (the listener is removed after it)."""
+    events = _Events()
+    unsubscribe = hints.subscribe(events)
+    try:
+        yield events
+    finally:
+        unsubscribe()

@@ -22,7 +22,7 @@ from awa.ports import (
     JobsAvailable,
     Listens,
 )
-from awa.testing.contract._helpers import StoreFixtures, _claim_one, _Events, _one, _park
+from awa.testing.contract._helpers import StoreFixtures, _claim_one, _Events, _heard, _one, _park
 
 __all__ = ["HintContract"]
 
@@ -39,17 +39,13 @@ class HintContract(StoreFixtures):
     def test_insert_and_retry_announce_available_work(
         self, store: ClaimStore, hints: Listens, clock: ManualClock
     ) -> None:
-        events = _Events()
-        unsubscribe = hints.subscribe(events)
-        try:
+        with _heard(hints) as events:
             _one(store, queue="hinted")
             assert events.wait_for(JobsAvailable("hinted"))
             _one(store, queue="later", run_at=clock.now() + timedelta(seconds=5))
             clock.advance(5)
             store.promote()
             assert events.wait_for(JobsAvailable("later"))
-        finally:
-            unsubscribe()
 
     def test_a_fire_announces_its_job(
         self, store: ClaimStore, hints: Listens, clock: ManualClock
@@ -58,20 +54,14 @@ class HintContract(StoreFixtures):
         store.register_schedules([tick])
         clock.advance(60)
         [plan] = store.plan_fires().plans
-        events = _Events()
-        unsubscribe = hints.subscribe(events)
-        try:
+        with _heard(hints) as events:
             store.fire(plan)
             assert events.wait_for(JobsAvailable("fired"))
-        finally:
-            unsubscribe()
 
     def test_only_work_that_became_runnable_is_announced(
         self, store: ClaimStore, hints: Listens, clock: ManualClock
     ) -> None:
-        events = _Events()
-        unsubscribe = hints.subscribe(events)
-        try:
+        with _heard(hints) as events:
             store.insert([NewJob(kind="k", queue="later", run_at=clock.now() + timedelta(hours=1))])
             store.insert([NewJob(kind="k", queue="once") for _ in range(3)])
             done, failed, retried = store.claim("once", limit=3)
@@ -86,28 +76,20 @@ class HintContract(StoreFixtures):
             assert events.wait_for(JobsAvailable("marker"))
             assert events.seen.count(JobsAvailable("once")) == 1, events.seen
             assert JobsAvailable("later") not in events.seen, "nothing runnable there yet"
-        finally:
-            unsubscribe()
 
     def test_cancel_of_a_running_attempt_tells_its_worker(
         self, store: ClaimStore, hints: Listens
     ) -> None:
-        events = _Events()
-        unsubscribe = hints.subscribe(events)
-        try:
+        with _heard(hints) as events:
             _one(store)
             job = _claim_one(store)
             store.cancel(job.id)
             assert events.wait_for(CancelRequested(job.lease))
-        finally:
-            unsubscribe()
 
     def test_cancel_of_a_job_nobody_runs_tells_no_worker(
         self, store: ClaimStore, hints: Listens, clock: ManualClock
     ) -> None:
-        events = _Events()
-        unsubscribe = hints.subscribe(events)
-        try:
+        with _heard(hints) as events:
             waiting = _one(store, queue="idle")
             later = _one(store, queue="idle", run_at=clock.now() + timedelta(seconds=60))
             store.cancel(waiting.id)
@@ -118,22 +100,16 @@ class HintContract(StoreFixtures):
             assert events.wait_for(CancelRequested(running.lease))
             cancels = [e for e in events.seen if isinstance(e, CancelRequested)]
             assert cancels == [CancelRequested(running.lease)]
-        finally:
-            unsubscribe()
 
     def test_callback_answer_tells_the_waiting_worker(
         self, store: ClaimStore, hints: Listens
     ) -> None:
-        events = _Events()
-        unsubscribe = hints.subscribe(events)
-        try:
+        with _heard(hints) as events:
             _one(store)
             job = _claim_one(store)
             callback_id = _park(store, job)
             store.resolve_callback(callback_id, ResumeCallback({"v": 1}))
             assert events.wait_for(CallbackResolved(job.lease))
-        finally:
-            unsubscribe()
 
     def test_unsubscribed_listener_hears_nothing_more(
         self, store: ClaimStore, hints: Listens

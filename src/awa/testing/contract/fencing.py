@@ -8,7 +8,7 @@ nothing, and a batch reports each write in request order.
 from __future__ import annotations
 
 from awa.adapters.memory import ManualClock
-from awa.domain import Complete, Fail, JobState, Lease, NewJob, RetryAfter
+from awa.domain import Complete, Fail, Job, JobState, Lease, NewJob, RetryAfter
 from awa.ports import Applied, ClaimStore, Finish, Heartbeat, Stale, StaleReason
 from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _one
 from awa.testing.scenarios import STALENESS_S
@@ -103,10 +103,7 @@ class FencingContract(StoreFixtures):
     def test_late_finish_after_rescue_changes_nothing(
         self, store: ClaimStore, clock: ManualClock
     ) -> None:
-        _one(store)
-        first = _claim_one(store)
-        clock.advance(STALENESS_S + 1)
-        store.rescue(staleness_s=STALENESS_S)
+        first = _rescued_attempt(store, clock)
         clock.advance(3600)
         second = _claim_one(store)
         assert isinstance(_finish(store, second.lease, Complete()), Applied)
@@ -119,10 +116,7 @@ class FencingContract(StoreFixtures):
     def test_late_finish_while_rescued_job_waits_changes_nothing(
         self, store: ClaimStore, clock: ManualClock
     ) -> None:
-        _one(store)
-        first = _claim_one(store)
-        clock.advance(STALENESS_S + 1)
-        store.rescue(staleness_s=STALENESS_S)
+        first = _rescued_attempt(store, clock)
         before = store.get_job(first.id)
         assert _finish(store, first.lease, Complete()) == Stale(
             first.lease, StaleReason.STATE_CHANGED
@@ -136,3 +130,13 @@ class FencingContract(StoreFixtures):
         assert cancelled.state is JobState.CANCELLED
         assert _finish(store, job.lease, Complete()) == Stale(job.lease, StaleReason.CANCELLED)
         assert store.get_job(job.id) == cancelled
+
+
+def _rescued_attempt(store: ClaimStore, clock: ManualClock) -> Job:
+    """A job's first attempt as claimed, after its heartbeat went stale and the rescue ended
+    it: the lease a late finish would still carry."""
+    _one(store)
+    first = _claim_one(store)
+    clock.advance(STALENESS_S + 1)
+    store.rescue(staleness_s=STALENESS_S)
+    return first

@@ -3,31 +3,14 @@ helpers for the code that hands callback URLs out (``sign_request``, ``callback_
 
 from typing import TYPE_CHECKING
 
-from awa.http.signing import (
-    ACTIONS,
-    REPLAY_WINDOW_S,
-    SIGNATURE_HEADER,
-    TIMESTAMP_HEADER,
-    SignatureRejected,
-    callback_url,
-    sign_request,
-    verify_request,
-)
+from awa.http import signing
+from awa.http.signing import *  # noqa: F403 (the signing helpers are the package's surface)
 
 if TYPE_CHECKING:
     from awa.http.app import create_app
 
-__all__ = [
-    "ACTIONS",
-    "REPLAY_WINDOW_S",
-    "SIGNATURE_HEADER",
-    "TIMESTAMP_HEADER",
-    "SignatureRejected",
-    "callback_url",
-    "create_app",
-    "sign_request",
-    "verify_request",
-]
+__all__ = ["create_app"]
+__all__ += signing.__all__
 
 
 def __getattr__(name: str) -> object:

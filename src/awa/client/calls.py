@@ -21,7 +21,14 @@ from awa.client.store_access import StoreAccess
 from awa.domain import Job
 from awa.ports import ClaimStore
 
-__all__ = ["AsyncCalls", "forward", "forward_async", "produces", "produces_async"]
+__all__ = [
+    "AsyncCalls",
+    "forward",
+    "forward_async",
+    "produces",
+    "produces_async",
+    "takes_parameters_of",
+]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -105,6 +112,21 @@ def produces(
             return batch.answer(self._insert_batch(batch))
 
         return _like(produce, request, doc, with_self=True)
+
+    return make
+
+
+S = TypeVar("S")
+
+
+def takes_parameters_of(
+    source: Callable[Concatenate[Any, P], None],
+) -> Callable[[Callable[Concatenate[S, ...], None]], Callable[Concatenate[S, P], None]]:
+    """A method (an ``__init__``) that hands what it is given to ``source``, with
+    ``source``'s parameters in the eyes of mypy, an IDE and ``help()``."""
+
+    def make(method: Callable[Concatenate[S, ...], None]) -> Callable[Concatenate[S, P], None]:
+        return _like(method, source, method.__doc__)
 
     return make
 

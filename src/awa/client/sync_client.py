@@ -12,17 +12,12 @@ from typing import Any
 
 from awa.client import producing
 from awa.client.async_client import AsyncClient
-from awa.client.calls import produces
+from awa.client.calls import produces, takes_parameters_of
 from awa.client.declarations import Declarations
 from awa.client.producing import Batch
 from awa.client.store_access import QueueSpec
 from awa.client.sync_verbs import Verbs
 from awa.domain import Job as JobRecord
-from awa.domain.validation import ARGS_BYTES_MAX_DEFAULT
-from awa.ports import (
-    ClaimStore,
-    Clock,
-)
 from awa.runtime.health import Health
 from awa.runtime.runtime import Runtime
 
@@ -33,15 +28,9 @@ class Client(Declarations, Verbs):
     """The same surface without ``await``. Workers run on a private event loop thread; sync
     handlers run in its thread pool and receive ``awa.SyncJob``."""
 
-    def __init__(
-        self,
-        dsn: str | None = None,
-        *,
-        store: ClaimStore | None = None,
-        clock: Clock | None = None,
-        max_args_bytes: int | None = ARGS_BYTES_MAX_DEFAULT,
-    ) -> None:
-        self._async = AsyncClient(dsn, store=store, clock=clock, max_args_bytes=max_args_bytes)
+    @takes_parameters_of(AsyncClient.__init__)  # the same dsn, store, clock, max_args_bytes
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._async = AsyncClient(*args, **kwargs)
         self.store = self._async.store
         self.registry = self._async.registry
         self._requests = self._async._requests

@@ -62,3 +62,29 @@ def test_the_rules_turn_awaited_store_calls_into_direct_calls() -> None:
     assert "await" not in made
     assert '"""Docstring kept."""' in made
     assert made.startswith('"""The verbs both clients share, as the sync client\'s: generated')
+
+
+FORWARDING = '''"""Async verbs."""
+
+from awa.client.calls import AsyncCalls, forward_async
+from awa.ports import OperatorStore
+
+
+class AsyncVerbs(AsyncCalls):
+    cancel = forward_async(OperatorStore.cancel)
+    retry = forward_async(
+        OperatorStore.retry,
+        doc="""Retry a job:
+        now, or at ``run_at``.""",
+    )
+'''
+
+
+def test_a_forwarded_verb_is_forwarded_on_the_callers_thread_with_the_async_verbs_text() -> None:
+    made = async_to_sync.generate(FORWARDING)
+    assert "from awa.client.calls import forward\n" in made  # AsyncCalls dropped, renamed
+    assert "from awa.client.async_verbs import AsyncVerbs\n" in made
+    assert "cancel = forward(OperatorStore.cancel)\n" in made
+    assert "retry = forward(OperatorStore.retry, doc=AsyncVerbs.retry.__doc__)\n" in made
+    assert "forward_async" not in made
+    assert "Retry a job" not in made  # written once, in the source

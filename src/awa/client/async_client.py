@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from datetime import datetime
-from typing import Any, Literal, overload
+from collections.abc import Sequence
+from typing import Any
 
+from awa.client import producing
 from awa.client.async_verbs import AsyncVerbs
+from awa.client.calls import produces_async
 from awa.client.declarations import Declarations
-from awa.client.requests import InsertSpec, Requests, Returning, returns_ids
+from awa.client.producing import Batch
+from awa.client.requests import Requests
 from awa.client.store_access import (
     QueueSpec,
     StoreAccess,
@@ -18,9 +20,7 @@ from awa.client.store_access import (
 )
 from awa.domain import Job as JobRecord
 from awa.domain import (
-    OnConflict,
     Schedule,
-    Unique,
     ValidationError,
 )
 from awa.domain.defaults import (
@@ -78,74 +78,23 @@ class AsyncClient(Declarations, AsyncVerbs):
         await self._call(self._ops.migrate)
 
     # -- producers ----------------------------------------------------------------------------
-    async def insert(
-        self,
-        args: Any,
-        *,
-        kind: str | None = None,
-        queue: str | None = None,
-        priority: int | None = None,
-        max_attempts: int | None = None,
-        run_at: datetime | None = None,
-        tags: Sequence[str] = (),
-        metadata: Mapping[str, Any] | None = None,
-        unique: Unique | None = None,
-        on_conflict: OnConflict = "raise",
-        conn: Any = None,
-    ) -> JobRecord:
-        """Insert one job. With ``conn`` (a psycopg, SQLAlchemy, Django or asyncpg connection
-        or session of yours) the insert joins that connection's open transaction: your commit
-        makes the job visible and wakes a worker, your rollback makes it vanish. With
-        ``unique``, a job that holds the same key makes it raise ``awa.UniqueConflict``, or
-        with ``on_conflict="skip"`` the holder is returned and nothing is written
-        (``docs/unique-jobs.md``)."""
-        spec = InsertSpec(
-            args=args,
-            kind=kind,
-            queue=queue,
-            priority=priority,
-            max_attempts=max_attempts,
-            run_at=run_at,
-            tags=tags,
-            metadata=metadata,
-            unique=unique,
-        )
-        [job] = await self.insert_many([spec], conn=conn, on_conflict=on_conflict)
-        return job
+    insert = produces_async(
+        doc="""Insert one job. With ``conn`` (a psycopg, SQLAlchemy, Django or asyncpg
+        connection or session of yours) the insert joins that connection's open transaction:
+        your commit makes the job visible and wakes a worker, your rollback makes it vanish.
+        With ``unique``, a job that holds the same key makes it raise ``awa.UniqueConflict``,
+        or with ``on_conflict="skip"`` the holder is returned and nothing is written
+        (``docs/unique-jobs.md``).""",
+    )(producing.insert)
+    insert_many = produces_async(
+        doc="""Insert every item (args, or an ``InsertSpec`` with options) in one transaction;
+        one bad item refuses the batch with ``ValidationError`` and writes nothing. Returns
+        the jobs in order, or with ``returning="ids"`` only their ids, which spares a large
+        batch the making of a ``Job`` value per item.""",
+    )(producing.insert_many)
 
-    @overload
-    async def insert_many(
-        self,
-        items: Sequence[Any | InsertSpec],
-        *,
-        conn: Any = None,
-        on_conflict: OnConflict = "raise",
-        returning: Literal["jobs"] = "jobs",
-    ) -> list[JobRecord]: ...
-
-    @overload
-    async def insert_many(
-        self,
-        items: Sequence[Any | InsertSpec],
-        *,
-        conn: Any = None,
-        on_conflict: OnConflict = "raise",
-        returning: Literal["ids"],
-    ) -> list[int]: ...
-
-    async def insert_many(
-        self,
-        items: Sequence[Any | InsertSpec],
-        *,
-        conn: Any = None,
-        on_conflict: OnConflict = "raise",
-        returning: Returning = "jobs",
-    ) -> list[JobRecord] | list[int]:
-        """Insert every item (args, or an ``InsertSpec`` with options) in one transaction; one
-        bad item refuses the batch with ``ValidationError`` and writes nothing. Returns the
-        jobs in order, or with ``returning="ids"`` only their ids, which spares a large batch
-        the making of a ``Job`` value per item."""
-        ids = returns_ids(returning)
+    async def _insert_batch(self, batch: Batch[Any], /) -> list[JobRecord] | list[int]:
+        items, conn, on_conflict, ids = batch.items, batch.conn, batch.on_conflict, batch.ids
         if conn is None and self._bulk is not None:  # PostgreSQL: the store routes the batch
             chunks = self._requests.new_job_chunks(items)  # made when the store asks
             unique = not self._requests.streamable(items)

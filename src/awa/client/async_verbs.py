@@ -1,26 +1,24 @@
 """The verbs both clients share, written once as the async client's: the operator verbs, the
 periodic schedules' and the external side of callbacks. Each is one store call, run off the
-event loop (``AsyncCalls._call``). ``sync_verbs.py`` is generated from this file by
-``tools/async_to_sync.py``: edit this one and run it.
+event loop. A verb that only passes its arguments on is made from the method it calls
+(``forward_async``), so its keywords and defaults are the port's (or ``StoreAccess``'s) and
+are not written again here; the others call through ``AsyncCalls._call``.
+``sync_verbs.py`` is generated from this file by ``tools/async_to_sync.py``: edit this one and
+run it.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
-from awa.client.calls import AsyncCalls
-from awa.client.requests import InsertSpec
+from awa.client.calls import AsyncCalls, forward_async
 from awa.client.store_access import StoreAccess
 from awa.domain import (
     CompleteCallback,
-    DlqEntry,
     FailCallback,
-    JobState,
     ResumeCallback,
     RetryCallback,
     ScheduleRecord,
-    Unique,
 )
 from awa.domain import Job as JobRecord
 from awa.domain.defaults import (
@@ -29,8 +27,7 @@ from awa.domain.defaults import (
 )
 from awa.ports import (
     ClaimStore,
-    QueueSettings,
-    QueueStats,
+    OperatorStore,
 )
 
 __all__ = ["AsyncVerbs"]
@@ -42,150 +39,65 @@ class AsyncVerbs(AsyncCalls):
     store: ClaimStore
     _ops: StoreAccess
 
-    async def cancel_by_unique_key(
-        self,
-        args: Any,
-        *,
-        unique: Unique,
-        kind: str | None = None,
-        queue: str | None = None,
-        run_at: datetime | None = None,
-    ) -> JobRecord | None:
-        """Cancel the job holding the key that ``insert(args, unique=unique, ...)`` would take
-        now; ``None`` when no job holds it."""
-        spec = InsertSpec(args=args, kind=kind, queue=queue, run_at=run_at, unique=unique)
-        return await self._call(self._ops.cancel_by_unique_key, spec)
+    cancel_by_unique_key = forward_async(
+        StoreAccess.cancel_by_unique_key,
+        via="_ops",
+        doc="""Cancel the job holding the key that ``insert(args, unique=unique, ...)`` would
+        take now; ``None`` when no job holds it.""",
+    )
 
     # -- operators ----------------------------------------------------------------------------
-    async def get_job(self, job_id: int) -> JobRecord:
-        return await self._call(self.store.get_job, job_id)
-
-    async def list_jobs(
-        self,
-        *,
-        state: JobState | str | None = None,
-        kind: str | None = None,
-        queue: str | None = None,
-        limit: int = 100,
-        tag: str | None = None,
-        before_id: int | None = None,
-    ) -> list[JobRecord]:
-        """Jobs outside the dead-letter queue, newest first, holding ``tag`` when given; pass
-        the last id of a page as ``before_id`` for the next one."""
-        page = {"tag": tag, "before_id": before_id}
-        return await self._call(self._ops.list_jobs, state, kind, queue, limit, **page)
-
-    async def count_jobs(
-        self,
-        *,
-        state: JobState | str | None = None,
-        kind: str | None = None,
-        queue: str | None = None,
-    ) -> int:
-        """How many jobs ``list_jobs`` would list with these filters and no limit."""
-        return await self._call(self._ops.count_jobs, state, kind, queue)
-
-    async def cancel(self, job_id: int) -> JobRecord:
-        return await self._call(self.store.cancel, job_id)
-
-    async def retry(self, job_id: int, *, run_at: datetime | None = None) -> JobRecord:
-        """Retry a failed or cancelled job with a fresh attempt budget: now, or at ``run_at``."""
-        return await self._call(self.store.retry, job_id, run_at=run_at)
-
-    async def retry_failed(
-        self,
-        *,
-        kind: str | None = None,
-        queue: str | None = None,
-        all: bool = False,
-        run_at: datetime | None = None,
-    ) -> list[JobRecord]:
-        """Retry every failed job of a kind and/or queue (``all=True``: every one), now or at
-        ``run_at``."""
-        return await self._call(
-            self.store.retry_failed, queue=queue, kind=kind, all=all, run_at=run_at
-        )
-
-    async def discard_failed(
-        self, *, kind: str | None = None, queue: str | None = None, all: bool = False
-    ) -> int:
-        """Delete every failed job of a kind and/or queue (``all=True``: every one)."""
-        return await self._call(self.store.discard_failed, queue=queue, kind=kind, all=all)
-
-    async def drain_queue(self, queue: str) -> int:
-        """Cancel every job of ``queue`` that no attempt is running; how many."""
-        return await self._call(self.store.drain_queue, queue)
-
-    async def pause_queue(self, queue: str) -> None:
-        await self._call(self.store.pause_queue, queue)
-
-    async def resume_queue(self, queue: str) -> None:
-        await self._call(self.store.resume_queue, queue)
-
-    async def queue_stats(self) -> list[QueueStats]:
-        return await self._call(self.store.queue_stats)
-
-    async def configure_queue(
-        self,
-        queue: str,
-        *,
-        dlq_enabled: bool | None = None,
-        finished_retention_s: float | None = None,
-        dlq_retention_s: float | None = None,
-        failed_retention_s: float | None = None,
-    ) -> QueueSettings:
-        """Store ``queue``'s settings for every process that works it; ``None`` leaves a
+    get_job = forward_async(OperatorStore.get_job)
+    list_jobs = forward_async(
+        StoreAccess.list_jobs,
+        via="_ops",
+        doc="""Jobs outside the dead-letter queue, newest first, holding ``tag`` when given;
+        pass the last id of a page as ``before_id`` for the next one.""",
+    )
+    count_jobs = forward_async(
+        StoreAccess.count_jobs,
+        via="_ops",
+        doc="How many jobs ``list_jobs`` would list with these filters and no limit.",
+    )
+    cancel = forward_async(OperatorStore.cancel)
+    retry = forward_async(
+        OperatorStore.retry,
+        doc="Retry a failed or cancelled job with a fresh attempt budget: now, or at ``run_at``.",
+    )
+    retry_failed = forward_async(
+        OperatorStore.retry_failed,
+        doc="""Retry every failed job of a kind and/or queue (``all=True``: every one), now or
+        at ``run_at``.""",
+    )
+    discard_failed = forward_async(
+        OperatorStore.discard_failed,
+        doc="Delete every failed job of a kind and/or queue (``all=True``: every one).",
+    )
+    drain_queue = forward_async(
+        OperatorStore.drain_queue,
+        doc="Cancel every job of ``queue`` that no attempt is running; how many.",
+    )
+    pause_queue = forward_async(OperatorStore.pause_queue)
+    resume_queue = forward_async(OperatorStore.resume_queue)
+    queue_stats = forward_async(OperatorStore.queue_stats)
+    configure_queue = forward_async(
+        OperatorStore.configure_queue,
+        doc="""Store ``queue``'s settings for every process that works it; ``None`` leaves a
         setting as it is. Returns them all. The retentions override the maintenance
         leader's ``RuntimeConfig`` defaults for this queue: ``finished_retention_s`` for its
         completed jobs, ``failed_retention_s`` for its failed and cancelled ones outside the
-        dead-letter queue, ``dlq_retention_s`` for its dead-letter entries."""
-        return await self._call(
-            self.store.configure_queue,
-            queue,
-            dlq_enabled=dlq_enabled,
-            finished_retention_s=finished_retention_s,
-            dlq_retention_s=dlq_retention_s,
-            failed_retention_s=failed_retention_s,
-        )
+        dead-letter queue, ``dlq_retention_s`` for its dead-letter entries.""",
+    )
 
     async def dump_job(self, job_id: int) -> JobRecord:
         """The whole job with its error history, attempt by attempt."""
         return await self._call(self.store.get_job, job_id)
 
-    async def list_dlq(
-        self,
-        *,
-        queue: str | None = None,
-        kind: str | None = None,
-        limit: int = 100,
-        before_id: int | None = None,
-    ) -> list[DlqEntry]:
-        return await self._call(
-            self.store.list_dlq, queue=queue, kind=kind, limit=limit, before_id=before_id
-        )
-
-    async def retry_from_dlq(self, job_id: int, *, run_at: datetime | None = None) -> JobRecord:
-        return await self._call(self.store.retry_from_dlq, job_id, run_at=run_at)
-
-    async def bulk_retry_from_dlq(
-        self,
-        *,
-        queue: str | None = None,
-        kind: str | None = None,
-        all: bool = False,
-        run_at: datetime | None = None,
-    ) -> list[JobRecord]:
-        return await self._call(
-            self.store.bulk_retry_from_dlq, queue=queue, kind=kind, all=all, run_at=run_at
-        )
-
-    async def purge_dlq(
-        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
-    ) -> int:
-        return await self._call(self.store.purge_dlq, queue=queue, kind=kind, all=all)
-
-    async def purge_dlq_job(self, job_id: int) -> None:
-        await self._call(self.store.purge_dlq_job, job_id)
+    list_dlq = forward_async(OperatorStore.list_dlq)
+    retry_from_dlq = forward_async(OperatorStore.retry_from_dlq)
+    bulk_retry_from_dlq = forward_async(OperatorStore.bulk_retry_from_dlq)
+    purge_dlq = forward_async(OperatorStore.purge_dlq)
+    purge_dlq_job = forward_async(OperatorStore.purge_dlq_job)
 
     # -- periodic schedules -------------------------------------------------------------------
     async def list_periodic(self) -> list[ScheduleRecord]:

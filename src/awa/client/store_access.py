@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from awa.adapters.registry import open_store
@@ -14,6 +15,7 @@ from awa.domain import (
     NewJob,
     OnConflict,
     Resolution,
+    Unique,
     ValidationError,
 )
 from awa.domain.validation import check_state, shown
@@ -91,9 +93,18 @@ class StoreAccess:
             return self.store.insert(jobs, on_conflict=on_conflict)
         return self.on_connection().insert_on(conn, jobs, on_conflict=on_conflict)
 
-    def cancel_by_unique_key(self, spec: InsertSpec) -> JobRecord | None:
-        if spec.unique is None:
+    def cancel_by_unique_key(
+        self,
+        args: Any,
+        *,
+        unique: Unique,
+        kind: str | None = None,
+        queue: str | None = None,
+        run_at: datetime | None = None,
+    ) -> JobRecord | None:
+        if unique is None:
             raise ValidationError("cancel_by_unique_key needs unique=awa.Unique(...)")
+        spec = InsertSpec(args=args, kind=kind, queue=queue, run_at=run_at, unique=unique)
         return self.store.cancel_by_unique_key(self.requests.new_job(spec))
 
     # -- set-up -------------------------------------------------------------------------------
@@ -108,16 +119,27 @@ class StoreAccess:
     # -- operators ----------------------------------------------------------------------------
     def list_jobs(
         self,
-        state: JobState | str | None,
-        kind: str | None,
-        queue: str | None,
-        limit: int,
-        **page: Any,
+        *,
+        state: JobState | str | None = None,
+        kind: str | None = None,
+        queue: str | None = None,
+        limit: int = 100,
+        tag: str | None = None,
+        before_id: int | None = None,
     ) -> list[JobRecord]:
+        """The port's ``list_jobs``, ``state`` given by its name or its value."""
         checked = check_state(state) if state is not None else None
-        return self.store.list_jobs(state=checked, kind=kind, queue=queue, limit=limit, **page)
+        return self.store.list_jobs(
+            state=checked, kind=kind, queue=queue, limit=limit, tag=tag, before_id=before_id
+        )
 
-    def count_jobs(self, state: JobState | str | None, kind: str | None, queue: str | None) -> int:
+    def count_jobs(
+        self,
+        *,
+        state: JobState | str | None = None,
+        kind: str | None = None,
+        queue: str | None = None,
+    ) -> int:
         checked = check_state(state) if state is not None else None
         return self.store.count_jobs(state=checked, kind=kind, queue=queue)
 

@@ -6,26 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future
-from datetime import datetime
-from typing import Any, Literal, overload
+from typing import Any
 
+from awa.client import producing
 from awa.client.async_client import AsyncClient
+from awa.client.calls import produces, takes_parameters_of
 from awa.client.declarations import Declarations
-from awa.client.requests import InsertSpec, Returning, returns_ids
+from awa.client.producing import Batch
 from awa.client.store_access import QueueSpec
 from awa.client.sync_verbs import Verbs
 from awa.domain import Job as JobRecord
-from awa.domain import (
-    OnConflict,
-    Unique,
-)
-from awa.domain.validation import ARGS_BYTES_MAX_DEFAULT
-from awa.ports import (
-    ClaimStore,
-    Clock,
-)
 from awa.runtime.health import Health
 from awa.runtime.runtime import Runtime
 
@@ -36,15 +28,9 @@ class Client(Declarations, Verbs):
     """The same surface without ``await``. Workers run on a private event loop thread; sync
     handlers run in its thread pool and receive ``awa.SyncJob``."""
 
-    def __init__(
-        self,
-        dsn: str | None = None,
-        *,
-        store: ClaimStore | None = None,
-        clock: Clock | None = None,
-        max_args_bytes: int | None = ARGS_BYTES_MAX_DEFAULT,
-    ) -> None:
-        self._async = AsyncClient(dsn, store=store, clock=clock, max_args_bytes=max_args_bytes)
+    @takes_parameters_of(AsyncClient.__init__)  # the same dsn, store, clock, max_args_bytes
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._async = AsyncClient(*args, **kwargs)
         self.store = self._async.store
         self.registry = self._async.registry
         self._requests = self._async._requests
@@ -67,68 +53,15 @@ class Client(Declarations, Verbs):
     def migrate(self) -> None:
         self._ops.migrate()
 
-    def insert(
-        self,
-        args: Any,
-        *,
-        kind: str | None = None,
-        queue: str | None = None,
-        priority: int | None = None,
-        max_attempts: int | None = None,
-        run_at: datetime | None = None,
-        tags: Sequence[str] = (),
-        metadata: Mapping[str, Any] | None = None,
-        unique: Unique | None = None,
-        on_conflict: OnConflict = "raise",
-        conn: Any = None,
-    ) -> JobRecord:
-        """Insert one job; with ``conn`` (a psycopg, SQLAlchemy or Django connection or
+    insert = produces(
+        doc="""Insert one job; with ``conn`` (a psycopg, SQLAlchemy or Django connection or
         session of yours) inside its open transaction; ``unique`` and ``on_conflict`` as
-        ``AsyncClient.insert``."""
-        spec = InsertSpec(
-            args=args,
-            kind=kind,
-            queue=queue,
-            priority=priority,
-            max_attempts=max_attempts,
-            run_at=run_at,
-            tags=tags,
-            metadata=metadata,
-            unique=unique,
-        )
-        [job] = self.insert_many([spec], conn=conn, on_conflict=on_conflict)
-        return job
+        ``AsyncClient.insert``.""",
+    )(producing.insert)
+    insert_many = produces(doc="``AsyncClient.insert_many`` on this thread.")(producing.insert_many)
 
-    @overload
-    def insert_many(
-        self,
-        items: Sequence[Any | InsertSpec],
-        *,
-        conn: Any = None,
-        on_conflict: OnConflict = "raise",
-        returning: Literal["jobs"] = "jobs",
-    ) -> list[JobRecord]: ...
-
-    @overload
-    def insert_many(
-        self,
-        items: Sequence[Any | InsertSpec],
-        *,
-        conn: Any = None,
-        on_conflict: OnConflict = "raise",
-        returning: Literal["ids"],
-    ) -> list[int]: ...
-
-    def insert_many(
-        self,
-        items: Sequence[Any | InsertSpec],
-        *,
-        conn: Any = None,
-        on_conflict: OnConflict = "raise",
-        returning: Returning = "jobs",
-    ) -> list[JobRecord] | list[int]:
-        """``AsyncClient.insert_many`` on this thread."""
-        ids = returns_ids(returning)
+    def _insert_batch(self, batch: Batch[Any], /) -> list[JobRecord] | list[int]:
+        items, conn, on_conflict, ids = batch.items, batch.conn, batch.on_conflict, batch.ids
         if conn is None and self._bulk is not None:  # PostgreSQL: the store routes the batch
             chunks = self._requests.new_job_chunks(items)  # made when the store asks
             unique = not self._requests.streamable(items)

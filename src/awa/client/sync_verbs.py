@@ -8,24 +8,15 @@ caller's thread.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
-from awa.client.requests import InsertSpec
+from awa.client.async_verbs import AsyncVerbs
+from awa.client.calls import forward
 from awa.client.store_access import StoreAccess
-from awa.domain import (
-    CompleteCallback,
-    DlqEntry,
-    FailCallback,
-    JobState,
-    ResumeCallback,
-    RetryCallback,
-    ScheduleRecord,
-    Unique,
-)
+from awa.domain import CompleteCallback, FailCallback, ResumeCallback, RetryCallback, ScheduleRecord
 from awa.domain import Job as JobRecord
 from awa.domain.defaults import CALLBACK_TIMEOUT_S, FAILED_BY_CALLBACK
-from awa.ports import ClaimStore, QueueSettings, QueueStats
+from awa.ports import ClaimStore, OperatorStore
 
 __all__ = ["Verbs"]
 
@@ -35,143 +26,31 @@ class Verbs:
 
     store: ClaimStore
     _ops: StoreAccess
-
-    def cancel_by_unique_key(
-        self,
-        args: Any,
-        *,
-        unique: Unique,
-        kind: str | None = None,
-        queue: str | None = None,
-        run_at: datetime | None = None,
-    ) -> JobRecord | None:
-        """Cancel the job holding the key that ``insert(args, unique=unique, ...)`` would take
-        now; ``None`` when no job holds it."""
-        spec = InsertSpec(args=args, kind=kind, queue=queue, run_at=run_at, unique=unique)
-        return self._ops.cancel_by_unique_key(spec)
-
-    def get_job(self, job_id: int) -> JobRecord:
-        return self.store.get_job(job_id)
-
-    def list_jobs(
-        self,
-        *,
-        state: JobState | str | None = None,
-        kind: str | None = None,
-        queue: str | None = None,
-        limit: int = 100,
-        tag: str | None = None,
-        before_id: int | None = None,
-    ) -> list[JobRecord]:
-        """Jobs outside the dead-letter queue, newest first, holding ``tag`` when given; pass
-        the last id of a page as ``before_id`` for the next one."""
-        page = {"tag": tag, "before_id": before_id}
-        return self._ops.list_jobs(state, kind, queue, limit, **page)
-
-    def count_jobs(
-        self,
-        *,
-        state: JobState | str | None = None,
-        kind: str | None = None,
-        queue: str | None = None,
-    ) -> int:
-        """How many jobs ``list_jobs`` would list with these filters and no limit."""
-        return self._ops.count_jobs(state, kind, queue)
-
-    def cancel(self, job_id: int) -> JobRecord:
-        return self.store.cancel(job_id)
-
-    def retry(self, job_id: int, *, run_at: datetime | None = None) -> JobRecord:
-        """Retry a failed or cancelled job with a fresh attempt budget: now, or at ``run_at``."""
-        return self.store.retry(job_id, run_at=run_at)
-
-    def retry_failed(
-        self,
-        *,
-        kind: str | None = None,
-        queue: str | None = None,
-        all: bool = False,
-        run_at: datetime | None = None,
-    ) -> list[JobRecord]:
-        """Retry every failed job of a kind and/or queue (``all=True``: every one), now or at
-        ``run_at``."""
-        return self.store.retry_failed(queue=queue, kind=kind, all=all, run_at=run_at)
-
-    def discard_failed(
-        self, *, kind: str | None = None, queue: str | None = None, all: bool = False
-    ) -> int:
-        """Delete every failed job of a kind and/or queue (``all=True``: every one)."""
-        return self.store.discard_failed(queue=queue, kind=kind, all=all)
-
-    def drain_queue(self, queue: str) -> int:
-        """Cancel every job of ``queue`` that no attempt is running; how many."""
-        return self.store.drain_queue(queue)
-
-    def pause_queue(self, queue: str) -> None:
-        self.store.pause_queue(queue)
-
-    def resume_queue(self, queue: str) -> None:
-        self.store.resume_queue(queue)
-
-    def queue_stats(self) -> list[QueueStats]:
-        return self.store.queue_stats()
-
-    def configure_queue(
-        self,
-        queue: str,
-        *,
-        dlq_enabled: bool | None = None,
-        finished_retention_s: float | None = None,
-        dlq_retention_s: float | None = None,
-        failed_retention_s: float | None = None,
-    ) -> QueueSettings:
-        """Store ``queue``'s settings for every process that works it; ``None`` leaves a
-        setting as it is. Returns them all. The retentions override the maintenance
-        leader's ``RuntimeConfig`` defaults for this queue: ``finished_retention_s`` for its
-        completed jobs, ``failed_retention_s`` for its failed and cancelled ones outside the
-        dead-letter queue, ``dlq_retention_s`` for its dead-letter entries."""
-        return self.store.configure_queue(
-            queue,
-            dlq_enabled=dlq_enabled,
-            finished_retention_s=finished_retention_s,
-            dlq_retention_s=dlq_retention_s,
-            failed_retention_s=failed_retention_s,
-        )
+    cancel_by_unique_key = forward(
+        StoreAccess.cancel_by_unique_key, via="_ops", doc=AsyncVerbs.cancel_by_unique_key.__doc__
+    )
+    get_job = forward(OperatorStore.get_job)
+    list_jobs = forward(StoreAccess.list_jobs, via="_ops", doc=AsyncVerbs.list_jobs.__doc__)
+    count_jobs = forward(StoreAccess.count_jobs, via="_ops", doc=AsyncVerbs.count_jobs.__doc__)
+    cancel = forward(OperatorStore.cancel)
+    retry = forward(OperatorStore.retry, doc=AsyncVerbs.retry.__doc__)
+    retry_failed = forward(OperatorStore.retry_failed, doc=AsyncVerbs.retry_failed.__doc__)
+    discard_failed = forward(OperatorStore.discard_failed, doc=AsyncVerbs.discard_failed.__doc__)
+    drain_queue = forward(OperatorStore.drain_queue, doc=AsyncVerbs.drain_queue.__doc__)
+    pause_queue = forward(OperatorStore.pause_queue)
+    resume_queue = forward(OperatorStore.resume_queue)
+    queue_stats = forward(OperatorStore.queue_stats)
+    configure_queue = forward(OperatorStore.configure_queue, doc=AsyncVerbs.configure_queue.__doc__)
 
     def dump_job(self, job_id: int) -> JobRecord:
         """The whole job with its error history, attempt by attempt."""
         return self.store.get_job(job_id)
 
-    def list_dlq(
-        self,
-        *,
-        queue: str | None = None,
-        kind: str | None = None,
-        limit: int = 100,
-        before_id: int | None = None,
-    ) -> list[DlqEntry]:
-        return self.store.list_dlq(queue=queue, kind=kind, limit=limit, before_id=before_id)
-
-    def retry_from_dlq(self, job_id: int, *, run_at: datetime | None = None) -> JobRecord:
-        return self.store.retry_from_dlq(job_id, run_at=run_at)
-
-    def bulk_retry_from_dlq(
-        self,
-        *,
-        queue: str | None = None,
-        kind: str | None = None,
-        all: bool = False,
-        run_at: datetime | None = None,
-    ) -> list[JobRecord]:
-        return self.store.bulk_retry_from_dlq(queue=queue, kind=kind, all=all, run_at=run_at)
-
-    def purge_dlq(
-        self, *, queue: str | None = None, kind: str | None = None, all: bool = False
-    ) -> int:
-        return self.store.purge_dlq(queue=queue, kind=kind, all=all)
-
-    def purge_dlq_job(self, job_id: int) -> None:
-        self.store.purge_dlq_job(job_id)
+    list_dlq = forward(OperatorStore.list_dlq)
+    retry_from_dlq = forward(OperatorStore.retry_from_dlq)
+    bulk_retry_from_dlq = forward(OperatorStore.bulk_retry_from_dlq)
+    purge_dlq = forward(OperatorStore.purge_dlq)
+    purge_dlq_job = forward(OperatorStore.purge_dlq_job)
 
     def list_periodic(self) -> list[ScheduleRecord]:
         """Every stored schedule with its next and last fire, by name."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, overload
 
 import attrs
 
@@ -29,6 +29,9 @@ from awa.runtime.context import HandlerServices, Job, SyncJob
 from awa.runtime.runtime import Runtime
 from awa.runtime.scheduler import Scheduler
 from awa.runtime.store_calls import StoreCalls
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing's own from Python 3.12
 
 __all__ = ["HANDLER_TIMEOUT_S", "TestClient", "WorkResult", "make_job"]
 
@@ -252,34 +255,25 @@ def _postgres(url: str, clock: ManualClock) -> ClaimStore:
     return store
 
 
+class _JobOptions(TypedDict, total=False):
+    """``make_job``'s keywords but ``sync``, for its overloads, which differ only in that."""
+
+    kind: str | None
+    queue: str | None
+    attempt: int
+    priority: int | None
+    max_attempts: int | None
+    tags: Sequence[str]
+    metadata: Mapping[str, Any] | None
+    clock: ManualClock | None
+
+
 @overload
 def make_job(
-    args: Any,
-    *,
-    sync: Literal[False] = False,
-    kind: str | None = ...,
-    queue: str | None = ...,
-    attempt: int = ...,
-    priority: int | None = ...,
-    max_attempts: int | None = ...,
-    tags: Sequence[str] = ...,
-    metadata: Mapping[str, Any] | None = ...,
-    clock: ManualClock | None = ...,
+    args: Any, *, sync: Literal[False] = False, **options: Unpack[_JobOptions]
 ) -> Job[Any]: ...
 @overload
-def make_job(
-    args: Any,
-    *,
-    sync: Literal[True],
-    kind: str | None = ...,
-    queue: str | None = ...,
-    attempt: int = ...,
-    priority: int | None = ...,
-    max_attempts: int | None = ...,
-    tags: Sequence[str] = ...,
-    metadata: Mapping[str, Any] | None = ...,
-    clock: ManualClock | None = ...,
-) -> SyncJob[Any]: ...
+def make_job(args: Any, *, sync: Literal[True], **options: Unpack[_JobOptions]) -> SyncJob[Any]: ...
 def make_job(
     args: Any,
     *,

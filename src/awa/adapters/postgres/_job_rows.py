@@ -1,31 +1,38 @@
 """Reading jobs from rows: every job statement returns the job columns in one order
 (``JOB_COLUMNS``), so one converter serves them all.
 
-Rows are read the fast way (psycopg's loaders, then ``job_from_row``'s one tuple unpacking).
-A row holding a value this version cannot read (``awa.adapters._unreadable``) is read again
-column by column: psycopg's fetch is repeated with loaders that never raise
-(``_rereading``), and the row becomes a job whose ``unreadable`` names each such column.
+Rows are read the fast way (psycopg's loaders, then ``awa.adapters._sql_rows.job_of``'s one
+tuple unpacking, which SQLite's rows share). A row holding a value this version cannot read
+(``awa.adapters._unreadable``) is read again column by column: psycopg's fetch is repeated with
+loaders that never raise (``_rereading``), and the row becomes a job whose ``unreadable`` names
+each such column.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any, overload
 
+from awa.adapters._sql_rows import (
+    JOB_COLUMNS,
+    STATES,
+    StoredValues,
+    read_job_row,
+    states_of,
+)
 from awa.adapters._unreadable import Decoders, Raw, TooEarly, TooLate, read_job, time_placeholder
 from awa.adapters.postgres._rereading import fetch_rows, fetch_rows_async
-from awa.domain import DlqEntry, ErrorEntry, Job, JobState
+from awa.domain import DlqEntry, ErrorEntry, Job
 from awa.domain.validation import INSTANT_MIN
 
 __all__ = [
     "ATTEMPT_COLUMNS",
     "JOB_COLUMNS",
     "JOB_DECODERS",
-    "SCHEDULE_COLUMNS",
+    "LOADED",
     "checked_attempt_rows",
     "checked_rows",
     "checked_rows_async",
@@ -36,36 +43,9 @@ __all__ = [
     "json_time",
     "read_json_time",
     "read_time",
-    "unique_states_mask",
     "utc",
 ]
 
-JOB_COLUMNS = (
-    "id",
-    "kind",
-    "queue",
-    "args",
-    "state",
-    "priority",
-    "attempt",
-    "max_attempts",
-    "run_lease",
-    "run_at",
-    "created_at",
-    "tags",
-    "metadata",
-    "errors",
-    "attempted_at",
-    "heartbeat_at",
-    "deadline_at",
-    "finalized_at",
-    "progress",
-    "callback_id",
-    "callback_timeout_at",
-    "callback_result",
-    "unique_key",
-    "unique_states",
-)
 _WIDTH = len(JOB_COLUMNS)
 #: the columns a write may change while a lease holds (``write_jobs.sql`` writes exactly these);
 #: the others are set by insert and claim only, so a worker's claimed job still has them right
@@ -85,31 +65,11 @@ ATTEMPT_COLUMNS = (
     "callback_timeout_at",
     "callback_result",
 )
-SCHEDULE_COLUMNS = (
-    "name",
-    "cron",
-    "timezone",
-    "missed_fire_policy",
-    "kind",
-    "queue",
-    "args",
-    "priority",
-    "max_attempts",
-    "tags",
-    "metadata",
-    "unique_options",
-    "paused",
-    "next_fire_at",
-    "last_fire_at",
-    "created_at",
-    "updated_at",
-)
 _TIMESTAMP_COLUMNS = frozenset(column for column in JOB_COLUMNS if column.endswith("_at"))
 # PostgreSQL's JSON timestamps drop trailing zeros of the fraction ("12:00:00.5+00:00");
 # Python 3.10's fromisoformat reads only 3 or 6 digits
 _FRACTION = re.compile(r"\.(\d{1,6})(?=[+-]|Z|$)")
 _JOB_COLUMN_NAMES = tuple(column.encode() for column in JOB_COLUMNS)
-_STATES = {state.value: state for state in JobState}
 _UTC = timezone.utc
 
 
@@ -124,6 +84,10 @@ def utc(when: datetime | None) -> datetime | None:
     return when.astimezone(_UTC)
 
 
+def _loaded_errors(errors: list[dict[str, Any]] | None) -> tuple[ErrorEntry, ...]:
+    return tuple(_error_from_json(e) for e in errors) if errors else ()
+
+
 def _error_from_json(entry: dict[str, Any]) -> ErrorEntry:
     return ErrorEntry(
         error=entry["error"],
@@ -134,85 +98,10 @@ def _error_from_json(entry: dict[str, Any]) -> ErrorEntry:
     )
 
 
-#: each state's bit in a unique-states mask: ``awa.state_bit`` (migration 0004), state by state
-_STATE_BITS = {state: 1 << position for position, state in enumerate(JobState)}
-
-
-@functools.lru_cache(maxsize=64)
-def unique_states_mask(states: frozenset[JobState]) -> int | None:
-    """A job's unique states as the bit mask the store keeps (``None``: none)."""
-    return sum(_STATE_BITS[state] for state in states) or None
-
-
-@functools.lru_cache(maxsize=64)
-def _states_of(mask: int) -> frozenset[JobState]:
-    return frozenset(state for state, bit in _STATE_BITS.items() if mask & bit)
-
-
 def job_from_row(row: Sequence[Any], offset: int = 0) -> Job:
     """The job in ``row[offset:offset + len(JOB_COLUMNS)]``; a row holding a value this
     version cannot read is read column by column instead (``awa.adapters._unreadable``)."""
-    if type(row) is tuple:  # as the driver loaded it, every value read: the fast way first
-        try:
-            return _loaded_job(row, offset)
-        except (KeyError, TypeError, ValueError, AttributeError):
-            pass  # a value of the wrong shape: read column by column below
-    return read_job(JOB_COLUMNS, row[offset : offset + _WIDTH], JOB_DECODERS)
-
-
-def _loaded_job(row: Sequence[Any], offset: int) -> Job:
-    (
-        id_,
-        kind,
-        queue,
-        args,
-        state,
-        priority,
-        attempt,
-        max_attempts,
-        run_lease,
-        run_at,
-        created_at,
-        tags,
-        metadata,
-        errors,
-        attempted_at,
-        heartbeat_at,
-        deadline_at,
-        finalized_at,
-        progress,
-        callback_id,
-        callback_timeout_at,
-        callback_result,
-        unique_key,
-        unique_states,
-    ) = row[offset : offset + _WIDTH]
-    return Job(
-        id=id_,
-        kind=kind,
-        queue=queue,
-        args=args,
-        state=_STATES[state],
-        priority=priority,
-        attempt=attempt,
-        max_attempts=max_attempts,
-        run_lease=run_lease,
-        run_at=utc(run_at),
-        created_at=utc(created_at),
-        tags=tuple(tags),
-        metadata=metadata,
-        errors=tuple(_error_from_json(e) for e in errors) if errors else (),
-        attempted_at=utc(attempted_at),
-        heartbeat_at=utc(heartbeat_at),
-        deadline_at=utc(deadline_at),
-        finalized_at=utc(finalized_at),
-        progress=progress,
-        callback_id=callback_id,
-        callback_timeout_at=utc(callback_timeout_at),
-        callback_result=callback_result,
-        unique_key=unique_key,
-        unique_states=_states_of(unique_states) if unique_states else frozenset(),
-    )
+    return read_job_row(row, offset, LOADED)
 
 
 def job_after_attempt(claimed: Job, row: Sequence[Any]) -> Job:
@@ -222,7 +111,7 @@ def job_after_attempt(claimed: Job, row: Sequence[Any]) -> Job:
     if type(row) is tuple:
         try:
             return _loaded_attempt(claimed, row)
-        except (KeyError, TypeError, ValueError, AttributeError):
+        except LOADED.misread:
             pass
     return read_job(ATTEMPT_COLUMNS, row, JOB_DECODERS, base=claimed)
 
@@ -249,7 +138,7 @@ def _loaded_attempt(claimed: Job, row: Sequence[Any]) -> Job:
         kind=claimed.kind,
         queue=claimed.queue,
         args=claimed.args,
-        state=_STATES[state],
+        state=STATES[state],
         priority=claimed.priority,
         attempt=attempt,
         max_attempts=claimed.max_attempts,
@@ -258,7 +147,7 @@ def _loaded_attempt(claimed: Job, row: Sequence[Any]) -> Job:
         created_at=claimed.created_at,
         tags=claimed.tags,
         metadata=metadata,
-        errors=tuple(_error_from_json(e) for e in errors) if errors else (),
+        errors=_loaded_errors(errors),
         attempted_at=utc(attempted_at),
         heartbeat_at=utc(heartbeat_at),
         deadline_at=utc(deadline_at),
@@ -420,17 +309,13 @@ def _same(value: Any) -> Any:
     return value
 
 
-def _unique_states(mask: int | None) -> frozenset[JobState]:
-    return _states_of(mask) if mask else frozenset()
-
-
 #: how each job column is read when a row is read column by column
 JOB_DECODERS: Decoders = {
     "id": _same,
     "kind": _same,
     "queue": _same,
     "args": _object,
-    "state": _STATES.__getitem__,
+    "state": STATES.__getitem__,
     "priority": _same,
     "attempt": _same,
     "max_attempts": _same,
@@ -449,5 +334,17 @@ JOB_DECODERS: Decoders = {
     "callback_timeout_at": _time,
     "callback_result": _loaded,
     "unique_key": _same,
-    "unique_states": _unique_states,
+    "unique_states": states_of,
 }
+#: how the driver's values are read: the fast way, psycopg has loaded the JSON already
+LOADED = StoredValues(
+    time=utc,
+    obj=_same,
+    json=_same,
+    tags=tuple,
+    errors=_loaded_errors,
+    text=_same,
+    misread=(KeyError, TypeError, ValueError, AttributeError),
+    decoders=JOB_DECODERS,
+    read_time=read_time,
+)

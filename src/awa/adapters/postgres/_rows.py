@@ -12,11 +12,17 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
 from typing import Any
 
+from awa.adapters._sql_rows import (
+    SCHEDULE_COLUMNS,
+    STATES,
+    schedule_of,
+    unique_options,
+    unique_states_mask,
+)
 from awa.adapters.postgres._job_rows import (
-    _STATES,
     ATTEMPT_COLUMNS,
     JOB_COLUMNS,
-    SCHEDULE_COLUMNS,
+    LOADED,
     checked_attempt_rows,
     checked_rows,
     checked_rows_async,
@@ -26,17 +32,13 @@ from awa.adapters.postgres._job_rows import (
     job_from_row,
     read_json_time,
     read_time,
-    unique_states_mask,
     utc,
 )
 from awa.domain import (
     ErrorEntry,
     Job,
-    JobState,
     NewJob,
-    Schedule,
     ScheduleRecord,
-    Unique,
     ValidationError,
 )
 from awa.domain.validation import INSTANT_MIN, compact_json
@@ -219,77 +221,9 @@ def restore_params(jobs: Sequence[Job]) -> dict[str, Any]:
     return params
 
 
-def _unique_options(unique: Unique | None) -> str | None:
-    if unique is None:
-        return None
-    by_args = list(unique.by_args) if isinstance(unique.by_args, tuple) else unique.by_args
-    return dump_json(
-        {
-            "by_args": by_args,
-            "by_queue": unique.by_queue,
-            "period": unique.period,
-            "states": [state.value for state in JobState if state in unique.states],
-        }
-    )
-
-
-def _unique_from_options(options: dict[str, Any] | None) -> Unique | None:
-    if options is None:
-        return None
-    return Unique(
-        by_args=options["by_args"],
-        by_queue=options["by_queue"],
-        period=options["period"],
-        states=options["states"],
-    )
-
-
 def schedule_from_row(row: Sequence[Any], offset: int = 0) -> ScheduleRecord:
     """The schedule in ``row[offset:]``, in ``SCHEDULE_COLUMNS`` order."""
-    (
-        name,
-        cron,
-        timezone_name,
-        missed_fire_policy,
-        kind,
-        queue,
-        args,
-        priority,
-        max_attempts,
-        tags,
-        metadata,
-        unique_options,
-        paused,
-        next_fire_at,
-        last_fire_at,
-        created_at,
-        updated_at,
-    ) = row[offset : offset + len(SCHEDULE_COLUMNS)]
-    job = NewJob(
-        kind=kind,
-        queue=queue,
-        args=args,
-        priority=priority,
-        max_attempts=max_attempts,
-        tags=tuple(tags),
-        metadata=metadata,
-        unique=_unique_from_options(unique_options),
-    )
-    schedule = Schedule(
-        name=name,
-        cron=cron,
-        job=job,
-        timezone=timezone_name,
-        missed_fire_policy=missed_fire_policy,
-    )
-    return ScheduleRecord(
-        schedule=schedule,
-        next_fire_at=utc(next_fire_at),
-        last_fire_at=utc(last_fire_at),
-        paused=paused,
-        created_at=utc(created_at),
-        updated_at=utc(updated_at),
-    )
+    return schedule_of(row[offset : offset + len(SCHEDULE_COLUMNS)], LOADED)
 
 
 def schedule_params(records: Sequence[ScheduleRecord]) -> dict[str, Any]:
@@ -307,7 +241,7 @@ def schedule_params(records: Sequence[ScheduleRecord]) -> dict[str, Any]:
         "max_attempts": [j.max_attempts for j in jobs],
         "tags": [dump_json(list(j.tags)) for j in jobs],
         "metadata": [dump_json(j.metadata) for j in jobs],
-        "unique_options": [_unique_options(j.unique) for j in jobs],
+        "unique_options": [_json_or_null(unique_options(j.unique)) for j in jobs],
         "paused": [r.paused for r in records],
         "next_fire_at": [r.next_fire_at for r in records],
         "last_fire_at": [r.last_fire_at for r in records],
@@ -324,7 +258,7 @@ def summary_from_row(row: Sequence[Any]) -> QueueSummary:
         float(window_s),
         # a sixth element, whether the count is an estimate, since migration 0011
         (
-            StateGroup(queue, _STATES[state], count, read_json_time(oldest), ended, *estimated)
+            StateGroup(queue, STATES[state], count, read_json_time(oldest), ended, *estimated)
             for queue, state, count, oldest, ended, *estimated in states
         ),
         (

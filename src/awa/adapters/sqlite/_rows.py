@@ -14,16 +14,23 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any, overload
 
-from awa.adapters._unreadable import Decoders, TooEarly, TooLate, read_job, time_placeholder
+from awa.adapters._sql_rows import (
+    JOB_COLUMNS,
+    SCHEDULE_COLUMNS,
+    STATES,
+    StoredValues,
+    read_job_row,
+    schedule_of,
+    states_of,
+    unique_options,
+    unique_states_mask,
+)
+from awa.adapters._unreadable import Decoders, TooEarly, TooLate, time_placeholder
 from awa.domain import (
     DlqEntry,
     ErrorEntry,
     Job,
-    JobState,
-    NewJob,
-    Schedule,
     ScheduleRecord,
-    Unique,
     ValidationError,
 )
 from awa.domain.validation import INSTANT_MIN
@@ -34,6 +41,7 @@ __all__ = [
     "JOB_WIDTH",
     "SCHEDULE_COLUMNS",
     "STATES",
+    "STORED",
     "dlq_entry_from_row",
     "dump_json",
     "job_from_row",
@@ -47,24 +55,9 @@ __all__ = [
     "write_params",
 ]
 
-JOB_COLUMNS = (
-    "id", "kind", "queue", "args", "state", "priority", "attempt", "max_attempts", "run_lease",
-    "run_at", "created_at", "tags", "metadata", "errors", "attempted_at", "heartbeat_at",
-    "deadline_at", "finalized_at", "progress", "callback_id", "callback_timeout_at",
-    "callback_result", "unique_key", "unique_states",
-)  # fmt: skip
 JOB_WIDTH = len(JOB_COLUMNS)
-SCHEDULE_COLUMNS = (
-    "name", "cron", "timezone", "missed_fire_policy", "kind", "queue", "args", "priority",
-    "max_attempts", "tags", "metadata", "unique_options", "paused", "next_fire_at",
-    "last_fire_at", "created_at", "updated_at",
-)  # fmt: skip
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MICROSECOND = timedelta(microseconds=1)
-#: each state by the text a row stores it as
-STATES = {state.value: state for state in JobState}
-#: each state's bit in a unique-states mask, in the order of ``JobState`` (migration 0001)
-_STATE_BITS = {state: 1 << position for position, state in enumerate(JobState)}
 
 
 @overload
@@ -134,62 +127,11 @@ def _errors_of(text: str) -> tuple[ErrorEntry, ...]:
     )
 
 
-def _states_mask(states: frozenset[JobState]) -> int | None:
-    return sum(_STATE_BITS[state] for state in states) or None
-
-
-def _states_of(mask: int | None) -> frozenset[JobState]:
-    if not mask:
-        return frozenset()
-    return frozenset(state for state, bit in _STATE_BITS.items() if mask & bit)
-
-
 def job_from_row(row: Sequence[Any], offset: int = 0) -> Job:
     """The job in ``row[offset:offset + JOB_WIDTH]``, in ``JOB_COLUMNS`` order; a row holding
     a value this version cannot read is read column by column instead
     (``awa.adapters._unreadable``)."""
-    try:
-        return _stored_job(row, offset)
-    except (KeyError, TypeError, ValueError, OverflowError, AttributeError):
-        return read_job(JOB_COLUMNS, row[offset : offset + JOB_WIDTH], JOB_DECODERS)
-
-
-def _stored_job(row: Sequence[Any], offset: int) -> Job:
-    (
-        id_, kind, queue, args, state, priority, attempt, max_attempts, run_lease, run_at,
-        created_at, tags, metadata, errors, attempted_at, heartbeat_at, deadline_at,
-        finalized_at, progress, callback_id, callback_timeout_at, callback_result, unique_key,
-        unique_states,
-    ) = row[offset : offset + JOB_WIDTH]  # fmt: skip
-    args, metadata = load_json(args), load_json(metadata)
-    if type(args) is not dict or type(metadata) is not dict:  # SQLite keeps any TEXT
-        raise TypeError("args and metadata are JSON objects")
-    return Job(
-        id=id_,
-        kind=kind,
-        queue=queue,
-        args=args,
-        state=STATES[state],
-        priority=priority,
-        attempt=attempt,
-        max_attempts=max_attempts,
-        run_lease=run_lease,
-        run_at=time_of(run_at),
-        created_at=time_of(created_at),
-        tags=_tags(tags) if tags != "[]" else (),
-        metadata=metadata,
-        errors=_errors_of(errors),
-        attempted_at=time_of(attempted_at),
-        heartbeat_at=time_of(heartbeat_at),
-        deadline_at=time_of(deadline_at),
-        finalized_at=time_of(finalized_at),
-        progress=load_json(progress),
-        callback_id=callback_id,
-        callback_timeout_at=time_of(callback_timeout_at),
-        callback_result=load_json(callback_result),
-        unique_key=unique_key,
-        unique_states=_states_of(unique_states),
-    )
+    return read_job_row(row, offset, STORED)
 
 
 # -- column by column: a row the fast way could not read -------------------------------------
@@ -269,7 +211,7 @@ JOB_DECODERS: Decoders = {
     "callback_timeout_at": _time,
     "callback_result": _any_json,
     "unique_key": _optional_text,
-    "unique_states": lambda stored: _states_of(None if stored is None else _integer(stored)),
+    "unique_states": lambda stored: states_of(None if stored is None else _integer(stored)),
 }
 
 
@@ -285,7 +227,7 @@ def job_params(job: Job) -> dict[str, Any]:
         created_at=micros(job.created_at),
         tags=dump_json(job.tags),
         unique_key=job.unique_key,
-        unique_states=_states_mask(job.unique_states) if job.unique_key is not None else None,
+        unique_states=unique_states_mask(job.unique_states) if job.unique_key is not None else None,
     )
     return params
 
@@ -329,64 +271,36 @@ def read_time(stored: Any) -> datetime | None:
         return time_placeholder(error)
 
 
-def _unique_options(unique: Unique | None) -> str | None:
-    if unique is None:
-        return None
-    by_args = list(unique.by_args) if isinstance(unique.by_args, tuple) else unique.by_args
-    options = {
-        "by_args": by_args,
-        "by_queue": unique.by_queue,
-        "period": unique.period,
-        "states": [state.value for state in JobState if state in unique.states],
-    }
-    return dump_json(options)
+def _loaded_object(text: str) -> dict[str, Any]:
+    value = load_json(text)
+    if type(value) is not dict:  # SQLite keeps any TEXT
+        raise TypeError("args and metadata are JSON objects")
+    return value
 
 
-def _unique_of(text: str | None) -> Unique | None:
-    if text is None:
-        return None
-    options = json.loads(text)
-    return Unique(
-        by_args=options["by_args"],
-        by_queue=options["by_queue"],
-        period=options["period"],
-        states=options["states"],
-    )
+#: how the stored TEXT and INTEGER values are read
+STORED = StoredValues(
+    time=time_of,
+    obj=_loaded_object,
+    json=load_json,
+    tags=lambda text: _tags(text) if text != "[]" else (),
+    errors=_errors_of,
+    text=lambda stored: None if stored is None else str(stored),
+    misread=(KeyError, TypeError, ValueError, OverflowError, AttributeError),
+    decoders=JOB_DECODERS,
+    read_time=read_time,
+)
 
 
 def schedule_from_row(row: Sequence[Any]) -> ScheduleRecord:
     """A schedule row, in ``SCHEDULE_COLUMNS`` order."""
-    (
-        name, cron, timezone_name, missed_fire_policy, kind, queue, args, priority, max_attempts,
-        tags, metadata, unique_options, paused, next_fire_at, last_fire_at, created_at,
-        updated_at,
-    ) = row  # fmt: skip
-    job = NewJob(
-        kind=kind,
-        queue=queue,
-        args=load_json(args),
-        priority=priority,
-        max_attempts=max_attempts,
-        tags=tuple(json.loads(tags)),
-        metadata=load_json(metadata),
-        unique=_unique_of(unique_options),
-    )
-    schedule = Schedule(
-        name=name, cron=cron, job=job, timezone=timezone_name, missed_fire_policy=missed_fire_policy
-    )
-    return ScheduleRecord(
-        schedule=schedule,
-        next_fire_at=time_of(next_fire_at),
-        last_fire_at=time_of(last_fire_at),
-        paused=bool(paused),
-        created_at=time_of(created_at),
-        updated_at=time_of(updated_at),
-    )
+    return schedule_of(row, STORED)
 
 
 def schedule_params(record: ScheduleRecord) -> dict[str, Any]:
     """Every column of a schedule as a named parameter (``upsert_schedule.sql``)."""
     job = record.schedule.job
+    options = unique_options(job.unique)
     return {
         "name": record.name,
         "cron": record.schedule.cron,
@@ -399,7 +313,7 @@ def schedule_params(record: ScheduleRecord) -> dict[str, Any]:
         "max_attempts": job.max_attempts,
         "tags": dump_json(list(job.tags)),
         "metadata": dump_json(job.metadata),
-        "unique_options": _unique_options(job.unique),
+        "unique_options": None if options is None else dump_json(options),
         "paused": int(record.paused),
         "next_fire_at": micros(record.next_fire_at),
         "last_fire_at": micros(record.last_fire_at),

@@ -6,7 +6,8 @@ into the text. A statement names the job's columns as ``{job_columns}`` (``{j.jo
 with a table alias) and their parameters as ``{job_params}``; a schedule's likewise. The
 loader writes the lists out from ``_rows.JOB_COLUMNS`` and ``_rows.SCHEDULE_COLUMNS``. A part
 statements share is written once, in ``sql/NAME.sqlpart``, and named as ``{part:NAME}``: the
-filters and page of every listing (``listing_page``).
+filters and page of every listing (``listing_page``), the columns of a summary
+(``summary_columns``).
 """
 
 from __future__ import annotations

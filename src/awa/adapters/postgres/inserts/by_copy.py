@@ -17,7 +17,7 @@ a transaction of its own.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -60,6 +60,50 @@ def _ids(ids: str) -> list[int]:
     return [int(job_id) for job_id in ids.split(",")]
 
 
+class _Copy:
+    """One COPY insert, the same on a sync or an async connection (``_copied``,
+    ``_copied_async`` only run its statements): the reservation, the COPY text of each chunk,
+    the jobs made and the queues they wake, and the statement that ends it."""
+
+    def __init__(
+        self,
+        conn: Any,
+        count: int,
+        chunks: Iterable[Sequence[NewJob]],
+        now: datetime | None,
+        *,
+        make_jobs: bool,
+    ) -> None:
+        self.own = _idle_autocommit(conn)
+        self.reserve = _reserve(self.own)
+        self.reserve_params = {"now": now, "count": count}
+        #: the jobs written (none unless ``make_jobs``) and their ids as text
+        self.created: list[Job] = []
+        self.ids = ""
+        self._chunks = chunks
+        self._make_jobs = make_jobs
+        self._woken: dict[str, None] = {}
+
+    def texts(self, reserved: Any) -> Iterator[str]:
+        """The COPY text of each chunk, from the reservation's row (read here, before the
+        COPY begins), each chunk made only when the last is on its way."""
+        now, self.ids = one_row(reserved)[:2]
+        return self._texts(now)
+
+    def _texts(self, now: datetime) -> Iterator[str]:
+        chunks = copy_chunks(self._chunks, now, self.ids, make_jobs=self._make_jobs)
+        for chunk, queues, text in chunks:
+            self.created += chunk
+            self._woken.update(dict.fromkeys(queues))
+            yield text
+
+    def end(self) -> tuple[str, dict[str, Any]] | None:
+        """The wake-ups of the queues that got an available job, and our own COMMIT."""
+        queues = list(self._woken)
+        end = _wake_and_end(queues, self.own)
+        return None if end is None else (end, {"queues": queues})
+
+
 def insert_copied(
     conn: psycopg.Connection[Any],
     count: int,
@@ -71,7 +115,7 @@ def insert_copied(
     ``chunks`` rolls back). On a connection in the caller's transaction, such an exception
     leaves that transaction failed: stream on a connection of your own. ``now`` stands in for
     the database clock (``None``: ``now()``)."""
-    return _copied(conn, count, chunks, now, make_jobs=True)[0]
+    return _copied(conn, _Copy(conn, count, chunks, now, make_jobs=True)).created
 
 
 def insert_copied_ids(
@@ -81,42 +125,28 @@ def insert_copied_ids(
     now: datetime | None,
 ) -> list[int]:
     """``insert_copied`` returning only the ids, in order: no ``Job`` is made."""
-    return _ids(_copied(conn, count, chunks, now, make_jobs=False)[1])
+    return _ids(_copied(conn, _Copy(conn, count, chunks, now, make_jobs=False)).ids)
 
 
-def _copied(
-    conn: psycopg.Connection[Any],
-    count: int,
-    chunks: Iterable[Sequence[NewJob]],
-    now: datetime | None,
-    *,
-    make_jobs: bool,
-) -> tuple[list[Job], str]:
-    """The jobs written (none unless ``make_jobs``) and their ids as text."""
-    own = _idle_autocommit(conn)
+def _copied(conn: psycopg.Connection[Any], run: _Copy) -> _Copy:
     with psycopg.ClientCursor(conn, row_factory=tuple_row) as cur:
         try:
-            cur.execute(_reserve(own), {"now": now, "count": count})
-            if own:
+            cur.execute(run.reserve, run.reserve_params)
+            if run.own:
                 cur.nextset()
-            now, ids = one_row(cur.fetchone())[:2]
-            created: list[Job] = []
-            woken: dict[str, None] = {}
+            texts = run.texts(cur.fetchone())
             with cur.copy(SQL["copy_jobs"]) as copy:
-                for chunk, queues, text in copy_chunks(chunks, now, ids, make_jobs=make_jobs):
-                    created += chunk
-                    woken.update(dict.fromkeys(queues))
+                for text in texts:
                     copy.write(text)
-            queues = list(woken)
-            end = _wake_and_end(queues, own)
+            end = run.end()
             if end is not None:
-                cur.execute(end, {"queues": queues})
+                cur.execute(*end)
         except BaseException:
-            if _ended(conn, own):
+            if _ended(conn, run.own):
                 with contextlib.suppress(Exception):
                     conn.execute("ROLLBACK")
             raise
-    return created, ids
+    return run
 
 
 async def insert_copied_async(
@@ -126,7 +156,7 @@ async def insert_copied_async(
     now: datetime | None,
 ) -> list[Job]:
     """``insert_copied`` on an ``AsyncConnection``."""
-    return (await _copied_async(conn, count, chunks, now, make_jobs=True))[0]
+    return (await _copied_async(conn, _Copy(conn, count, chunks, now, make_jobs=True))).created
 
 
 async def insert_copied_ids_async(
@@ -136,39 +166,26 @@ async def insert_copied_ids_async(
     now: datetime | None,
 ) -> list[int]:
     """``insert_copied_ids`` on an ``AsyncConnection``."""
-    return _ids((await _copied_async(conn, count, chunks, now, make_jobs=False))[1])
+    return _ids((await _copied_async(conn, _Copy(conn, count, chunks, now, make_jobs=False))).ids)
 
 
-async def _copied_async(
-    conn: psycopg.AsyncConnection[Any],
-    count: int,
-    chunks: Iterable[Sequence[NewJob]],
-    now: datetime | None,
-    *,
-    make_jobs: bool,
-) -> tuple[list[Job], str]:
+async def _copied_async(conn: psycopg.AsyncConnection[Any], run: _Copy) -> _Copy:
     """``_copied`` on an ``AsyncConnection``."""
-    own = _idle_autocommit(conn)
     async with psycopg.AsyncClientCursor(conn, row_factory=tuple_row) as cur:
         try:
-            await cur.execute(_reserve(own), {"now": now, "count": count})
-            if own:
+            await cur.execute(run.reserve, run.reserve_params)
+            if run.own:
                 cur.nextset()
-            now, ids = one_row(await cur.fetchone())[:2]
-            created: list[Job] = []
-            woken: dict[str, None] = {}
+            texts = run.texts(await cur.fetchone())
             async with cur.copy(SQL["copy_jobs"]) as copy:
-                for chunk, queues, text in copy_chunks(chunks, now, ids, make_jobs=make_jobs):
-                    created += chunk
-                    woken.update(dict.fromkeys(queues))
+                for text in texts:
                     await copy.write(text)
-            queues = list(woken)
-            end = _wake_and_end(queues, own)
+            end = run.end()
             if end is not None:
-                await cur.execute(end, {"queues": queues})
+                await cur.execute(*end)
         except BaseException:
-            if _ended(conn, own):
+            if _ended(conn, run.own):
                 with contextlib.suppress(Exception):
                     await conn.execute("ROLLBACK")
             raise
-    return created, ids
+    return run

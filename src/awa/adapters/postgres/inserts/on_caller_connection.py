@@ -50,21 +50,17 @@ def insert_on(
         raise ValidationError(
             f"conn is a {caller.name}, which is awaited: use awa.AsyncClient to insert on it"
         )
-    mode = check_insert(jobs, on_conflict)
-    params = portable_insert_params(jobs, now, skip_held=mode == "skip")
+    mode, params = _checked(jobs, now, on_conflict)
     if not jobs:
         return []
     with _translated(caller):
         if not _unique(jobs):
             return _answer(caller.run(params), jobs, mode)
         for _ in range(INSERT_RERUNS):
-            try:
+            with _rerun_on_unique_violation():
                 with caller.savepoint():
                     rows = caller.run(params)
                 return _answer(rows, jobs, mode)
-            except Exception as exc:
-                if _sqlstate(exc) != _UNIQUE_VIOLATION:
-                    raise
     raise rerun_exhausted()
 
 
@@ -81,22 +77,39 @@ async def insert_on_async(
     caller = caller_connection(conn)
     if not caller.is_async:
         return insert_on(conn, jobs, now=now, on_conflict=on_conflict)
-    mode = check_insert(jobs, on_conflict)
-    params = portable_insert_params(jobs, now, skip_held=mode == "skip")
+    mode, params = _checked(jobs, now, on_conflict)
     if not jobs:
         return []
     with _translated(caller):
         if not _unique(jobs):
             return _answer(await caller.run(params), jobs, mode)
         for _ in range(INSERT_RERUNS):
-            try:
+            with _rerun_on_unique_violation():
                 async with caller.savepoint():
                     rows = await caller.run(params)
                 return _answer(rows, jobs, mode)
-            except Exception as exc:
-                if _sqlstate(exc) != _UNIQUE_VIOLATION:
-                    raise
     raise rerun_exhausted()
+
+
+def _checked(
+    jobs: Sequence[NewJob], now: datetime | None, on_conflict: OnConflict
+) -> tuple[OnConflict, dict[str, Any]]:
+    """The jobs checked before any SQL runs (a refusal never aborts the caller's transaction),
+    and the parameters of the one statement."""
+    mode = check_insert(jobs, on_conflict)
+    return mode, portable_insert_params(jobs, now, skip_held=mode == "skip")
+
+
+@contextmanager
+def _rerun_on_unique_violation() -> Iterator[None]:
+    """A concurrent insert committed a key this statement's snapshot did not see: the
+    statement failed inside its savepoint, alone, and the loop runs it again (it then sees
+    the holder). Any other error goes on."""
+    try:
+        yield
+    except Exception as exc:
+        if _sqlstate(exc) != _UNIQUE_VIOLATION:
+            raise
 
 
 def _unique(jobs: Sequence[NewJob]) -> bool:

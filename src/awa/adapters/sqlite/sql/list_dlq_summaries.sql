@@ -5,14 +5,10 @@
 --   callback_result and the error history never reach Python.
 -- Parameters: state, kind, queue, tag, before_id (NULL: any), limit, error_chars (characters
 --   of the last error's text).
--- Columns: summaries.SUMMARY_COLUMNS, in that order (checked by name when read).
+-- Columns: summaries.SUMMARY_COLUMNS, in that order (checked by name when read); all but the
+--   home's own two are the part summary_columns, shared with list_job_summaries.sql.
 -- Index: the primary key, walked backwards (as list_dlq.sql).
-SELECT id, kind, queue, state, priority, attempt, max_attempts, run_lease, run_at, created_at,
-       finalized_at, tags,
-       CASE WHEN json_valid(errors) AND json_array_length(errors) > 0
-            THEN substr(json_extract(errors, '$[' || (json_array_length(errors) - 1) || '].error'),
-                        1, :error_chars)
-       END AS last_error,
+{part:summary_columns}
        dlq_reason, dlq_at
 FROM awa_dlq
 {part:listing_page}

@@ -121,7 +121,6 @@ class _Tally:
         self.key_tokens: dict[QueueKey, int] = {}
         self.queue_taken: dict[str, int] = {}
         self.key_taken: dict[QueueKey, int] = {}
-        self.heads_granted: set[QueueKey] = set()
         self.granted: list[int] = []
         self.held: dict[HoldReason, int] = dict.fromkeys(HOLD_REASONS, 0)
 
@@ -166,7 +165,7 @@ class _Tally:
         if candidate.ordering_key is None:
             return False
         key = (candidate.queue, candidate.ordering_key)
-        if key in self.state.ordering_live or key in self.heads_granted:
+        if key in self.state.ordering_live:
             return True
         head = self.state.ordering_heads.get(key)
         if head is None:
@@ -199,8 +198,6 @@ class _Tally:
             self.by_key[key] = self.by_key.get(key, 0) + 1
             if limits.key_rate_limit is not None:
                 self.key_taken[key] = self.key_taken.get(key, 0) + 1
-        if candidate.ordering_key is not None:
-            self.heads_granted.add((queue, candidate.ordering_key))
 
     def decision(self) -> ClaimDecision:
         queue_buckets: dict[str, Bucket] = {}
@@ -286,7 +283,7 @@ def _take_turn(
             for other in [k for k in turns if k[0] == key[0]]:
                 _end_turn(tally, turns.pop(other))
             return
-        if reason in ("key_concurrency", "key_rate") and key[1] is not None:
+        if reason in ("key_concurrency", "key_rate"):  # only a keyed turn has key limits
             _end_turn(tally, waiting)
     if not waiting:
         del turns[key]

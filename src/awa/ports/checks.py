@@ -11,7 +11,10 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
+import attrs
+
 from awa.domain import FirePlan, Job, Lease, NewJob, Schedule, ValidationError
+from awa.domain.flow import FlowLimits, RateLimit, check_rate_limit
 from awa.domain.outcomes import (
     Cancel,
     Complete,
@@ -43,8 +46,10 @@ from awa.domain.validation import (
 from awa.ports.listing import HOMES, Home
 from awa.ports.results import Event, Finish, Heartbeat
 from awa.ports.store import BATCH_SIZE_MAX
+from awa.ports.unchanged import UNCHANGED, Unchanged
 
 __all__ = [
+    "FlowChange",
     "check_batch",
     "check_before_id",
     "check_bulk_filter",
@@ -269,8 +274,11 @@ def check_queue_settings(
     finished_retention_s: object,
     dlq_retention_s: object,
     failed_retention_s: object = None,
-) -> None:
-    """``configure_queue``: a queue and at least one setting; ``None`` leaves one as it is."""
+    concurrency_limit: object = UNCHANGED,
+    rate_limit: object = UNCHANGED,
+) -> FlowChange:
+    """``configure_queue``: a queue and at least one setting; ``None`` leaves a retention or
+    ``dlq_enabled`` as it is, ``UNCHANGED`` a flow limit. Returns the flow limits checked."""
     check_queue(queue)
     if dlq_enabled is not None:
         check_flag("dlq_enabled", dlq_enabled)
@@ -282,11 +290,31 @@ def check_queue_settings(
     for name, seconds in retentions:
         if seconds is not None:
             check_seconds(name, seconds, allow_zero=False)
-    if dlq_enabled is None and all(seconds is None for _, seconds in retentions):
+    flow = FlowChange(
+        concurrency_limit
+        if concurrency_limit is UNCHANGED
+        else FlowLimits(concurrency_limit=concurrency_limit).concurrency_limit,
+        rate_limit if rate_limit is UNCHANGED else check_rate_limit("rate_limit", rate_limit),
+    )
+    if (
+        dlq_enabled is None
+        and all(seconds is None for _, seconds in retentions)
+        and flow == FlowChange()
+    ):
         raise ValidationError(
-            "nothing to configure: give dlq_enabled, finished_retention_s, failed_retention_s"
-            " or dlq_retention_s"
+            "nothing to configure: give dlq_enabled, finished_retention_s, failed_retention_s,"
+            " dlq_retention_s, concurrency_limit or rate_limit"
         )
+    return flow
+
+
+@attrs.frozen
+class FlowChange:
+    """The flow limits a ``configure_queue`` call gives, checked: ``UNCHANGED`` where it
+    gives none, ``None`` where it removes one."""
+
+    concurrency_limit: int | Unchanged | None = UNCHANGED
+    rate_limit: RateLimit | Unchanged | None = UNCHANGED
 
 
 def check_list_filter(

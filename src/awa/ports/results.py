@@ -10,6 +10,7 @@ import attrs
 
 from awa.domain import DatabaseError, FirePlan, Job, JobState, Lease, Outcome, RescueCause
 from awa.domain.fencing import StaleReason
+from awa.domain.flow import FlowLimits, RateLimit
 
 __all__ = [
     "Applied",
@@ -98,7 +99,12 @@ class QueueSettings:
     A retention of ``None`` means the queue has none of its own: the maintenance leader's
     ``RuntimeConfig`` default applies. ``finished_retention_s`` keeps the queue's completed
     jobs, ``failed_retention_s`` its failed and cancelled ones outside the dead-letter queue
-    (``awa.domain.retention``), ``dlq_retention_s`` its dead-letter entries."""
+    (``awa.domain.retention``), ``dlq_retention_s`` its dead-letter entries.
+
+    The flow limits hold for the whole fleet (``docs/flow-control.md``):
+    ``concurrency_limit``, the most attempts of the queue live at once (``running`` or
+    ``waiting_external``) across every process; ``rate_limit``, the token bucket its
+    attempts start from. ``None``: no such limit."""
 
     queue: str
     paused: bool = False
@@ -106,6 +112,13 @@ class QueueSettings:
     finished_retention_s: float | None = None
     dlq_retention_s: float | None = None
     failed_retention_s: float | None = None
+    concurrency_limit: int | None = None
+    rate_limit: RateLimit | None = None
+
+    @property
+    def flow_limits(self) -> FlowLimits:
+        """The limits a claim of the queue decides under (``awa.domain.flow``)."""
+        return FlowLimits(concurrency_limit=self.concurrency_limit, rate_limit=self.rate_limit)
 
 
 @attrs.frozen

@@ -39,6 +39,7 @@ from awa.domain import (
     ScheduleRecord,
 )
 from awa.domain.defaults import CALLBACK_TIMEOUT_S, DEADLINE_S, STALENESS_S
+from awa.domain.flow import RateLimit
 from awa.ports.clock import Clock
 from awa.ports.listing import Home, JobSummary
 from awa.ports.results import (
@@ -50,6 +51,7 @@ from awa.ports.results import (
     Rescued,
     WriteResult,
 )
+from awa.ports.unchanged import UNCHANGED, Unchanged
 
 __all__ = [
     "BATCH_SIZE_MAX",
@@ -295,12 +297,17 @@ class OperatorStore(Protocol):
         finished_retention_s: float | None = None,
         dlq_retention_s: float | None = None,
         failed_retention_s: float | None = None,
+        concurrency_limit: int | Unchanged | None = UNCHANGED,
+        rate_limit: RateLimit | tuple[float, int] | Unchanged | None = UNCHANGED,
     ) -> QueueSettings:
-        """Store the settings given for ``queue`` (``None``: leave that one as it is) and
-        return all its settings. ``dlq_enabled``: whether ``failed`` outcomes move to the
-        dead-letter queue; the retentions (completed jobs, failed and cancelled ones,
-        dead-letter entries) override the maintenance leader's defaults for this queue. At
-        least one setting must be given."""
+        """Store the settings given for ``queue`` and return all its settings.
+        ``dlq_enabled``: whether ``failed`` outcomes move to the dead-letter queue; the
+        retentions (completed jobs, failed and cancelled ones, dead-letter entries) override
+        the maintenance leader's defaults for this queue (``None``: leave it as it is).
+        ``concurrency_limit``: at most this many attempts of the queue live at once across
+        the fleet; ``rate_limit``: ``(per_second, burst)``, a token bucket every attempt of
+        the queue starts from (``None`` removes a limit; not given, it stays). At least one
+        setting must be given."""
         ...
 
     def set_dlq_enabled(self, queue: str, enabled: bool) -> None:

@@ -6,8 +6,10 @@ store), ``fenced`` (the writes every role shares), ``producing``, ``working``, `
 from awa.adapters.core.row_paths import RowPaths
 from awa.adapters.core.store import StoreCore
 from awa.adapters.core.transaction import (
+    FlowTransaction,
     JobBatch,
     JobQuery,
+    QueueFlow,
     RowTransaction,
     SettingsChange,
     Transaction,
@@ -15,8 +17,10 @@ from awa.adapters.core.transaction import (
 )
 
 __all__ = [
+    "FlowTransaction",
     "JobBatch",
     "JobQuery",
+    "QueueFlow",
     "RowPaths",
     "RowTransaction",
     "SettingsChange",

@@ -14,6 +14,7 @@ from awa.adapters.core.dead_letters import retry_dead_letter
 from awa.adapters.core.fenced import FencedCore, cancel_locked, holder_refusing
 from awa.adapters.core.transaction import JobBatch, JobQuery, SettingsChange, Transaction
 from awa.domain import Job, JobNotFound, JobState, UniqueConflict, decisions
+from awa.domain.flow import RateLimit
 from awa.domain.validation import check_flag, check_queue
 from awa.ports import BATCH_SIZE_MAX, QueueSettings, QueueStats
 from awa.ports.checks import (
@@ -25,6 +26,7 @@ from awa.ports.checks import (
     check_retry_at,
 )
 from awa.ports.listing import LAST_ERROR_CHARS_MAX, Home, JobSummary, cut_error
+from awa.ports.unchanged import UNCHANGED, Unchanged
 
 __all__ = ["Operating"]
 
@@ -232,15 +234,25 @@ class Operating(FencedCore):
         finished_retention_s: float | None = None,
         dlq_retention_s: float | None = None,
         failed_retention_s: float | None = None,
+        concurrency_limit: int | Unchanged | None = UNCHANGED,
+        rate_limit: RateLimit | tuple[float, int] | Unchanged | None = UNCHANGED,
     ) -> QueueSettings:
-        check_queue_settings(
-            queue, dlq_enabled, finished_retention_s, dlq_retention_s, failed_retention_s
+        flow = check_queue_settings(
+            queue,
+            dlq_enabled,
+            finished_retention_s,
+            dlq_retention_s,
+            failed_retention_s,
+            concurrency_limit,
+            rate_limit,
         )
         change = SettingsChange(
             dlq_enabled,
             None if finished_retention_s is None else float(finished_retention_s),
             None if dlq_retention_s is None else float(dlq_retention_s),
             None if failed_retention_s is None else float(failed_retention_s),
+            flow.concurrency_limit,
+            flow.rate_limit,
         )
         return self._configure_queue(queue, change)
 

@@ -16,6 +16,7 @@ import attrs
 
 from awa.adapters._fencing import Writes
 from awa.adapters.core.fenced import FencedCore
+from awa.adapters.core.flow import within_limits
 from awa.adapters.core.transaction import RowTransaction
 from awa.domain import FirePlan, Job, NewJob, OnConflict, decisions
 from awa.domain.unique import Blocked, answer_inserts, blocked_inserts, refuse_blocked
@@ -47,7 +48,11 @@ class RowPaths(FencedCore):
                 candidates.sort(key=lambda job: decisions.claim_order(job, now, priority_aging_s))
             else:
                 candidates.sort(key=decisions.PLAIN_CLAIM_ORDER)
-            claimed = [decisions.claim(job, now, deadline_duration_s) for job in candidates[:limit]]
+            chosen = candidates[:limit]
+            flow = tx.queue_flow(queue)
+            if flow is not None:
+                chosen = within_limits(tx, queue, flow, chosen, now)
+            claimed = [decisions.claim(job, now, deadline_duration_s) for job in chosen]
             _write_kept(tx, claimed)
             return claimed
 

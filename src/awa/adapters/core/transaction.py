@@ -10,16 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import attrs
 
 from awa.adapters._fencing import Locked, Writes
 from awa.domain import Job, JobState, Lease, ScheduleRecord
+from awa.domain.flow import Bucket, FlowLimits, RateLimit
+from awa.ports import QueueSettings
+from awa.ports.unchanged import UNCHANGED, Unchanged
 
 __all__ = [
+    "FlowTransaction",
     "JobBatch",
     "JobQuery",
+    "QueueFlow",
     "RowTransaction",
     "SettingsChange",
     "Transaction",
@@ -79,13 +84,49 @@ class JobBatch:
 
 @attrs.frozen
 class SettingsChange:
-    """``configure_queue``'s checked settings, as an adapter stores them: a setting that is
-    ``None`` stays as it is."""
+    """``configure_queue``'s checked settings, as an adapter stores them: a retention or
+    ``dlq_enabled`` that is ``None`` stays as it is; a flow limit that is ``UNCHANGED`` stays
+    as it is, and ``None`` removes it. A changed ``rate_limit`` starts a full bucket."""
 
     dlq_enabled: bool | None = None
     finished_retention_s: float | None = None
     dlq_retention_s: float | None = None
     failed_retention_s: float | None = None
+    concurrency_limit: int | Unchanged | None = UNCHANGED
+    rate_limit: RateLimit | Unchanged | None = UNCHANGED
+
+    def applied_to(self, old: QueueSettings) -> QueueSettings:
+        """``old`` with this change made (for a store that keeps settings as values)."""
+        return QueueSettings(
+            old.queue,
+            old.paused,
+            _given(self.dlq_enabled, old.dlq_enabled),
+            _given(self.finished_retention_s, old.finished_retention_s),
+            _given(self.dlq_retention_s, old.dlq_retention_s),
+            _given(self.failed_retention_s, old.failed_retention_s),
+            _kept(self.concurrency_limit, old.concurrency_limit),
+            _kept(self.rate_limit, old.rate_limit),
+        )
+
+
+T = TypeVar("T")
+
+
+def _given(value: T | None, old: T) -> T:
+    return old if value is None else value
+
+
+def _kept(value: T | Unchanged, old: T) -> T:
+    return old if value is UNCHANGED else value
+
+
+@attrs.frozen
+class QueueFlow:
+    """What a claim of a limited queue decides under: its limits, and its rate bucket as the
+    last claim left it (``None``: full, as after ``rate_limit`` was set)."""
+
+    limits: FlowLimits
+    bucket: Bucket | None = None
 
 
 class Transaction(Protocol):
@@ -150,7 +191,25 @@ class Transaction(Protocol):
         ...
 
 
-class RowTransaction(Transaction, Protocol):
+class FlowTransaction(Transaction, Protocol):
+    """A ``Transaction`` that also reads and writes what a claim of a limited queue decides
+    over (``awa.adapters.core.flow``): every store's, PostgreSQL's too."""
+
+    def queue_flow(self, queue: str) -> QueueFlow | None:
+        """``queue``'s flow limits and rate bucket, locked until the transaction ends (so the
+        claims of a limited queue take their turns); ``None`` when it has no limit."""
+        ...
+
+    def live_attempts(self, queue: str) -> int:
+        """How many attempts of ``queue`` are live: ``running`` or ``waiting_external``."""
+        ...
+
+    def keep_bucket(self, queue: str, bucket: Bucket) -> None:
+        """Store ``queue``'s rate bucket as a claim left it."""
+        ...
+
+
+class RowTransaction(FlowTransaction, Protocol):
     """A ``Transaction`` that also reads what the core's own claim, promote and insert decide
     over, and writes the jobs an insert creates."""
 

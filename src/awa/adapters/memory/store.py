@@ -46,6 +46,7 @@ from awa.ports import (
 from awa.ports.checks import check_heartbeats, check_listener
 from awa.ports.listing import Home, JobSummary, summarize
 from awa.ports.summary import ENDED_WINDOW_S, DlqGroup, QueueSummary, StateGroup, build_summary
+from awa.ports.unchanged import UNCHANGED
 
 __all__ = ["MemoryStore"]
 
@@ -301,15 +302,9 @@ class MemoryStore(RowPaths, StoreCore, WorkerPresence):
 
     def _configure_queue(self, queue: str, change: SettingsChange) -> QueueSettings:
         with self._tx():
-            old = self._table.settings(queue)
-            settings = QueueSettings(
-                queue,
-                old.paused,
-                old.dlq_enabled if change.dlq_enabled is None else change.dlq_enabled,
-                _given(change.finished_retention_s, old.finished_retention_s),
-                _given(change.dlq_retention_s, old.dlq_retention_s),
-                _given(change.failed_retention_s, old.failed_retention_s),
-            )
+            settings = change.applied_to(self._table.settings(queue))
+            if change.rate_limit is not UNCHANGED:
+                self._table.buckets.pop(queue, None)  # a new rate starts with a full bucket
             self._table.queues[queue] = settings
             return settings
 
@@ -447,8 +442,3 @@ def _matching(
 def _newest_first(rows: dict[int, T]) -> Iterator[T]:
     """The rows of a table keyed by job id, newest id first."""
     return map(rows.__getitem__, sorted(rows, reverse=True))
-
-
-def _given(value: float | None, old: float | None) -> float | None:
-    """A setting as given, or as it was when not (``None``)."""
-    return old if value is None else value

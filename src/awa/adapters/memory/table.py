@@ -13,6 +13,7 @@ from typing import Any
 from awa.adapters.core import UniqueKeyRace
 from awa.domain import DlqEntry, Job, JobState, ScheduleRecord, holds_unique_key
 from awa.domain.defaults import PRIORITY_RANGE
+from awa.domain.flow import Bucket
 from awa.domain.retention import RETENTION_OF, Retention
 from awa.ports import Event, QueueSettings
 
@@ -52,6 +53,7 @@ class MemoryTable:
         self.jobs: dict[int, Job] = {}
         self.dlq: dict[int, DlqEntry] = {}
         self.queues: dict[str, QueueSettings] = {}
+        self.buckets: dict[str, Bucket] = {}  # a rate-limited queue's bucket, as claims left it
         self.callbacks: dict[str, int] = {}  # pending callback id -> job id
         self.schedules: dict[str, ScheduleRecord] = {}
         self.next_id = 1
@@ -171,6 +173,9 @@ class MemoryTable:
     # -- queue settings and the dead-letter queue ---------------------------------------------
     def settings(self, queue: str) -> QueueSettings:
         return self.queues.get(queue) or QueueSettings(queue)
+
+    def live_attempts(self, queue: str) -> int:
+        return sum(1 for job_id in self.live if self.jobs[job_id].queue == queue)
 
     def dlq_enabled(self, queue: str) -> bool:
         settings = self.queues.get(queue)

@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from awa.adapters._fencing import Locked, Writes, available_queues
-from awa.adapters.core import JobBatch
+from awa.adapters.core import JobBatch, QueueFlow
 from awa.adapters.memory.table import MemoryTable
 from awa.domain import DlqEntry, Job, JobState, Lease, ScheduleRecord
+from awa.domain.flow import Bucket
 from awa.domain.rescue import rescue_cause
 from awa.ports import CallbackResolved, CancelRequested, JobsAvailable
 
@@ -87,6 +88,18 @@ class MemoryTransaction:
     # -- what the core's own insert, claim and promote read -------------------------------------
     def queue_paused(self, queue: str) -> bool:
         return self._table.settings(queue).paused
+
+    def queue_flow(self, queue: str) -> QueueFlow | None:
+        limits = self._table.settings(queue).flow_limits
+        if limits.is_unlimited:
+            return None
+        return QueueFlow(limits, self._table.buckets.get(queue))  # the store's lock is held
+
+    def live_attempts(self, queue: str) -> int:
+        return self._table.live_attempts(queue)
+
+    def keep_bucket(self, queue: str, bucket: Bucket) -> None:
+        self._table.buckets[queue] = bucket
 
     def claim_candidates(self, queue: str, limit: int, priority_aging_s: float) -> list[Job]:
         return self._table.runnable(queue, self._now, limit)

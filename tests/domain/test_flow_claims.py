@@ -89,7 +89,39 @@ def test_one_key_with_ten_thousand_jobs_does_not_hold_back_a_hundred_small_keys(
     by_id = {c.id: c.concurrency_key for c in candidates}
     decision = decide_claims(candidates, state, 101, NOW)
     assert len({by_id[i] for i in decision.granted}) == 101
-    assert decision.granted == (0, *range(10_000, 11_000, 10))  # each key's oldest first
+    assert set(decision.granted) == {0, *range(10_000, 11_000, 10)}  # each key's oldest
+    assert decision.turn_cursors == {"q": "small-99"}  # the last key, in the keys' text order
+
+
+def test_turns_start_after_the_key_the_last_claim_ended_on_and_wrap_around() -> None:
+    candidates = jobs("q", "c", range(1, 3)) + jobs("q", "a", range(3, 5))
+    candidates += jobs("q", None, range(5, 7)) + jobs("q", "b", range(7, 9))
+    limits = {"q": FlowLimits(key_concurrency_limit=5)}
+    first = decide_claims(candidates, FlowState(limits=limits), 3, NOW)
+    assert first.granted == (5, 3, 7)  # the jobs without a key first, then a, b
+    assert first.turn_cursors == {"q": "b"}
+    state = FlowState(limits=limits, turn_cursors={"q": "b"})
+    assert decide_claims(candidates, state, 5, NOW).granted == (1, 5, 3, 7, 2)
+    state = FlowState(limits=limits, turn_cursors={"q": "zzz"})
+    assert decide_claims(candidates, state, 2, NOW).granted == (5, 3)
+
+
+def test_claims_of_one_job_each_still_visit_every_key_in_turn() -> None:
+    candidates = jobs("q", "big", range(1_000)) + jobs("q", "small", range(1_000, 1_003))
+    limits = {"q": FlowLimits(key_concurrency_limit=1_000)}
+    cursors: dict[str, str | None] = {}
+    keys = []
+    for _ in range(4):
+        decision = decide_claims(candidates, FlowState(limits=limits, turn_cursors=cursors), 1, NOW)
+        cursors = {**cursors, **decision.turn_cursors}
+        keys.append(cursors["q"])
+        candidates = [c for c in candidates if c.id not in decision.granted]
+    assert keys == ["big", "small", "big", "small"]
+
+
+def test_a_queue_without_key_limits_keeps_no_turn_cursor() -> None:
+    decision = decide_claims(jobs("q", "a", range(3)), FlowState(), 2, NOW)
+    assert decision.turn_cursors == {}
 
 
 def test_keys_take_turns_within_a_priority_and_priority_still_comes_first() -> None:
@@ -403,6 +435,28 @@ def test_keys_take_turns_so_no_key_is_ever_two_starts_ahead_of_one_still_waiting
         started[key_of[job_id]] += 1
         waiting = [f"k{k}" for k, size in enumerate(sizes) if started[f"k{k}"] < size]
         assert all(started[key_of[job_id]] <= started[k] + 1 for k in waiting)
+
+
+@given(st.integers(1, 8), st.lists(st.integers(1, 5), min_size=1, max_size=30))
+def test_across_claims_no_key_is_ever_two_starts_ahead_of_another(
+    key_count: int, batch_sizes: list[int]
+) -> None:
+    """Claims of any sizes, one after another, the cursor carried: with every key always
+    holding work, the keys' starts never differ by more than one."""
+    keys = [f"k{k}" for k in range(key_count)]
+    candidates = [Candidate(i, "q", keys[i % key_count]) for i in range(200)]
+    candidates.sort(key=lambda c: (c.id * 7919) % 1009)  # keys interleaved any which way
+    limits = {"q": FlowLimits(key_concurrency_limit=1_000)}
+    cursors: dict[str, str | None] = {}
+    started: Counter[str | None] = Counter()
+    key_of = {c.id: c.concurrency_key for c in candidates}
+    for batch_size in batch_sizes:
+        state = FlowState(limits=limits, turn_cursors=cursors)
+        decision = decide_claims(candidates, state, batch_size, NOW)
+        cursors = {**cursors, **decision.turn_cursors}
+        started.update(key_of[i] for i in decision.granted)
+        candidates = [c for c in candidates if c.id not in decision.granted]
+        assert max(started[k] for k in keys) - min(started[k] for k in keys) <= 1
 
 
 @given(

@@ -20,9 +20,12 @@ The rules, each a law the tests hold:
   that is snoozed, retrying or scheduled for later holds its followers back until it
   finishes. Priority and ``run_at`` order keys against each other, not a key's own jobs.
 - **Turns between keys.** In a queue with a key limit, candidates of one priority are taken
-  one per ``concurrency_key`` per round (keys in the order their first candidate comes),
-  so one key with 10,000 jobs cannot fill a batch ahead of a hundred keys with ten. Jobs with
-  no key take their turn as one more key. Priority still comes first: every round of
+  one per ``concurrency_key`` per round, so one key with 10,000 jobs cannot fill a batch
+  ahead of a hundred keys with ten. Jobs with no key take their turn as one more key, the
+  first. Keys go in the order of their text, starting after the queue's turn cursor: the
+  key the last claim granted last, handed back in the decision for the store to keep. So
+  turns go on across claims too: claims of one job each still visit every key in turn,
+  rather than always the key with the oldest job. Priority still comes first: every round of
   priority 1 before any of priority 2.
 - **Work-conserving.** A candidate is held back only by a limit it is under; the batch
   fills while any candidate is free to start.
@@ -34,7 +37,7 @@ that holds it; candidates left when the batch is full are not counted at all.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Literal
 
@@ -44,6 +47,7 @@ from awa.domain.defaults import DEFAULT_PRIORITY
 from awa.domain.errors import ValidationError
 from awa.domain.flow_buckets import Bucket, full_bucket, take, tokens_available
 from awa.domain.flow_limits import FlowLimits, RateLimit
+from awa.domain.flow_turns import Turn, bands, in_turn, turn_of
 from awa.domain.validation import shown
 
 __all__ = [
@@ -96,17 +100,22 @@ class FlowState:
     ordering_heads: Mapping[QueueKey, int] = attrs.field(factory=dict)
     queue_buckets: Mapping[str, Bucket] = attrs.field(factory=dict)
     key_buckets: Mapping[QueueKey, Bucket] = attrs.field(factory=dict)
+    #: per queue with a key limit, the key whose turn came last (``None``: the jobs without
+    #: a key); a queue left out starts its turns at the first key
+    turn_cursors: Mapping[str, str | None] = attrs.field(factory=dict)
 
 
 @attrs.frozen
 class ClaimDecision:
     """The ids to claim, in the order granted; the buckets tokens were taken from, as they
-    are after it (write these back); and the candidates held back, by reason."""
+    are after it, and the turn cursors of the queues that granted (write both back); and
+    the candidates held back, by reason."""
 
     granted: tuple[int, ...]
     queue_buckets: Mapping[str, Bucket]
     key_buckets: Mapping[QueueKey, Bucket]
     held_back: Mapping[HoldReason, int]
+    turn_cursors: Mapping[str, str | None] = attrs.field(factory=dict)
 
 
 class _Tally:
@@ -122,6 +131,7 @@ class _Tally:
         self.queue_taken: dict[str, int] = {}
         self.key_taken: dict[QueueKey, int] = {}
         self.granted: list[int] = []
+        self.cursors: dict[str, str | None] = {}
         self.held: dict[HoldReason, int] = dict.fromkeys(HOLD_REASONS, 0)
 
     def limits(self, queue: str) -> FlowLimits:
@@ -193,6 +203,8 @@ class _Tally:
         self.by_queue[queue] = self.by_queue.get(queue, 0) + 1
         if limits.rate_limit is not None:
             self.queue_taken[queue] = self.queue_taken.get(queue, 0) + 1
+        if limits.has_key_limits:
+            self.cursors[queue] = candidate.concurrency_key
         if candidate.concurrency_key is not None and limits.has_key_limits:
             key = (queue, candidate.concurrency_key)
             self.by_key[key] = self.by_key.get(key, 0) + 1
@@ -212,7 +224,9 @@ class _Tally:
             assert limit is not None
             bucket = _bucket(self.state.key_buckets.get(key), limit, self.now)
             key_buckets[key] = _taken(bucket, limit, count, self.now)
-        return ClaimDecision(tuple(self.granted), queue_buckets, key_buckets, dict(self.held))
+        return ClaimDecision(
+            tuple(self.granted), queue_buckets, key_buckets, dict(self.held), dict(self.cursors)
+        )
 
 
 def _bucket(stored: Bucket | None, limit: RateLimit, now: datetime) -> Bucket:
@@ -225,20 +239,6 @@ def _taken(bucket: Bucket, limit: RateLimit, count: int, now: datetime) -> Bucke
     return after
 
 
-def _turn_key(candidate: Candidate, limits: FlowLimits) -> tuple[str, str | None]:
-    """Whose turn a candidate takes: its key's, in a queue that limits keys; else its
-    queue's, in claim order."""
-    return candidate.queue, candidate.concurrency_key if limits.has_key_limits else None
-
-
-def _bands(candidates: Sequence[Candidate]) -> Iterable[list[Candidate]]:
-    """The candidates by priority, most urgent first, claim order kept within each."""
-    by_priority: dict[int, list[Candidate]] = {}
-    for candidate in candidates:
-        by_priority.setdefault(candidate.priority, []).append(candidate)
-    return (by_priority[p] for p in sorted(by_priority))
-
-
 def decide_claims(
     candidates: Sequence[Candidate], state: FlowState, batch_size: int, now: datetime
 ) -> ClaimDecision:
@@ -249,11 +249,12 @@ def decide_claims(
     if len({c.id for c in candidates}) != len(candidates):
         raise ValueError("candidates hold the same job twice")
     tally = _Tally(state, now)
-    for band in _bands(candidates):
-        turns: dict[tuple[str, str | None], deque[Candidate]] = {}
+    for band in bands(candidates):
+        turns: dict[Turn, deque[Candidate]] = {}
         for candidate in band:
-            key = _turn_key(candidate, tally.limits(candidate.queue))
+            key = turn_of(candidate, tally.limits(candidate.queue))
             turns.setdefault(key, deque()).append(candidate)
+        turns = in_turn(turns, state.turn_cursors)
         while turns and len(tally.granted) < batch_size:
             for key in list(turns):
                 if len(tally.granted) == batch_size:
@@ -265,8 +266,8 @@ def decide_claims(
 
 def _take_turn(
     tally: _Tally,
-    key: tuple[str, str | None],
-    turns: dict[tuple[str, str | None], deque[Candidate]],
+    key: Turn,
+    turns: dict[Turn, deque[Candidate]],
 ) -> None:
     """Grant the next candidate of ``key`` that may start, counting those passed over.
     Limits only tighten as a decision goes on, so once the queue's slots or tokens run out

@@ -30,6 +30,7 @@ mixin                       module                area
 ``PresenceContract``        ``presence``          which kinds live workers handle, per queue
 ``MaintenanceContract``     ``maintenance``       promote, retention, leadership
 ``QueueSettingsContract``   ``queue_settings``    configure_queue, retention per queue
+``FlowContract``            ``flow``              concurrency and rate limits per queue
 ``UniqueContract``          ``unique``            unique keys through every transition
 ``PeriodicContract``        ``periodic``          schedules, due fires, the fire's compare-and-set
 ``SummaryContract``         ``summary``           the queue summary (an optional capability)
@@ -46,6 +47,7 @@ from awa.testing.contract._helpers import StoreFixtures
 from awa.testing.contract.callbacks import CallbackContract
 from awa.testing.contract.dlq import DlqContract
 from awa.testing.contract.fencing import FencingContract
+from awa.testing.contract.flow import FlowContract
 from awa.testing.contract.hints import HintContract
 from awa.testing.contract.hostile import HostileInputContract
 from awa.testing.contract.insert_claim import InsertClaimContract
@@ -70,6 +72,7 @@ __all__ = [
     "ClaimStoreContract",
     "DlqContract",
     "FencingContract",
+    "FlowContract",
     "Given",
     "HintContract",
     "HostileInputContract",
@@ -108,6 +111,7 @@ class ClaimStoreContract(
     PresenceContract,
     MaintenanceContract,
     QueueSettingsContract,
+    FlowContract,
     UniqueContract,
     PeriodicContract,
     SummaryContract,

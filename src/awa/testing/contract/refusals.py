@@ -151,6 +151,11 @@ NIGHTLY = Schedule(name="nightly", cron="0 3 * * *", job=NewJob(kind="report"))
 TAG = "tag"
 WINDOW = "summary window"
 NAN = float("nan")
+INF = float("inf")
+CONC = "concurrency_limit must be"
+RATE = "rate_limit is (per_second, burst)"
+BURST = "rate_limit burst must be"
+PER_SECOND = "rate_limit per_second must be"
 
 REFUSALS: tuple[Refusal, ...] = (
     # -- insert ------------------------------------------------------------------------------
@@ -372,6 +377,30 @@ REFUSALS: tuple[Refusal, ...] = (
         "dead",
         dlq_enabled=False,
         dlq_retention_s=-1,
+    ),
+    _row("configure_queue", "concurrency limit 0", CONC, "default", concurrency_limit=0),
+    _row("configure_queue", "concurrency limit -1", CONC, "default", concurrency_limit=-1),
+    _row("configure_queue", "concurrency limit 1.5", CONC, "default", concurrency_limit=1.5),
+    _row("configure_queue", "concurrency limit True", CONC, "default", concurrency_limit=True),
+    _row("configure_queue", "concurrency limit a string", CONC, "default", concurrency_limit="3"),
+    _row(
+        "configure_queue", "concurrency limit of 5,000 digits", CONC, "dead", concurrency_limit=HUGE
+    ),
+    _row("configure_queue", "rate not a pair", RATE, "default", rate_limit=5),
+    _row("configure_queue", "rate of three", RATE, "default", rate_limit=(1, 2, 3)),
+    _row("configure_queue", "rate burst 0", BURST, "default", rate_limit=(1, 0)),
+    _row("configure_queue", "rate burst 2.5", BURST, "default", rate_limit=(1, 2.5)),
+    _row("configure_queue", "rate per second 0", PER_SECOND, "default", rate_limit=(0, 1)),
+    _row("configure_queue", "rate per second -1", PER_SECOND, "default", rate_limit=(-1, 1)),
+    _row("configure_queue", "rate per second NaN", PER_SECOND, "default", rate_limit=(NAN, 1)),
+    _row("configure_queue", "rate per second inf", PER_SECOND, "dead", rate_limit=(INF, 1)),
+    _row(
+        "configure_queue",
+        "good limit beside a bad rate",
+        BURST,
+        "dead",
+        concurrency_limit=2,
+        rate_limit=(1, 0),
     ),
     _row("retry_failed", "no filter", NO_FILTER),
     _row("retry_failed", "all a string", FLAG, all="yes"),

@@ -12,7 +12,7 @@ import pytest
 from awa.adapters.memory import ManualClock
 from awa.adapters.postgres import LATEST_VERSION, PostgresStore
 from awa.cli import main
-from awa.domain import CallbackToken, Complete, Fail, JobState, WaitForCallback
+from awa.domain import CallbackToken, Complete, Fail, JobState, NewJob, WaitForCallback
 from awa.ports import Finish
 from tests.cli.conftest import Ran, claim_one, fail_to_dlq, insert, run_awa
 
@@ -279,6 +279,37 @@ def test_queue_pause_resume_and_stats(awa: Awa, store: PostgresStore) -> None:
     assert "resumed" in awa("queue", "resume", "email").stdout
 
 
+def test_queue_config_sets_flow_limits_and_stats_shows_live_against_them(
+    awa: Awa, store: PostgresStore
+) -> None:
+    done = awa("queue", "config", "api", "--concurrency-limit", "2", "--rate-limit", "200,50")
+    assert done.code == 0, done.stderr
+    assert "at most 2 live at once, 200/s, burst 50" in " ".join(done.stdout.split())
+    store.insert([NewJob(kind="call", queue="api") for _ in range(5)])
+    assert len(store.claim("api", limit=5)) == 2
+    [stats] = awa("queue", "stats", "--queue", "api", "--json").json["queues"]
+    assert (stats["live"], stats["concurrency_limit"], stats["rate_limit"]) == (
+        2,
+        2,
+        {"per_second": 200.0, "burst": 50},
+    )
+    assert "2/2, 200/s, burst 50" in awa("queue", "stats").stdout
+    removed = awa("queue", "config", "api", "--concurrency-limit", "none", "--json").json
+    assert (removed["concurrency_limit"], removed["rate_limit"]) == (
+        None,
+        {"per_second": 200.0, "burst": 50},
+    )
+    refused = awa("queue", "config", "api", "--concurrency-limit", "0")
+    assert refused.code != 0
+    assert refused.stderr.strip().splitlines() == [
+        "error: concurrency_limit must be an integer from 1 to 1000000 or None, got 0"
+    ]
+    bad = awa("queue", "config", "api", "--rate-limit", "fast")
+    assert bad.code != 0
+    assert "PER_SECOND,BURST" in bad.stderr
+    assert store.configure_queue("api", dlq_enabled=False).concurrency_limit is None
+
+
 def test_queue_config_sets_what_every_worker_reads_and_stats_shows_it(
     awa: Awa, store: PostgresStore
 ) -> None:
@@ -297,6 +328,8 @@ def test_queue_config_sets_what_every_worker_reads_and_stats_shows_it(
         "finished_retention_s": 7 * 86400.0,
         "dlq_retention_s": 43200.0,
         "failed_retention_s": None,
+        "concurrency_limit": None,
+        "rate_limit": None,
     }
     assert "7d/default/12h" in awa("queue", "stats").stdout
     failed = awa("queue", "config", "media", "--failed-retention", "30d", "--json").json

@@ -84,6 +84,7 @@ class MachineBase(RuleBasedStateMachine):
         self.callbacks: dict[str, int] = {}
         self.resolved: set[str] = set()
         self.paused: set[str] = set()
+        self.concurrency_limits: dict[str, int] = {}  # what limit_queue stored, per queue
 
     def _job(self, index: int) -> int:
         ids = sorted(self.models)

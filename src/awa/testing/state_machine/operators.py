@@ -145,6 +145,18 @@ class OperatorRules(MachineBase):
         self.retention[queue] = settings
         (self.routed.add if settings.dlq_enabled else self.routed.discard)(queue)
 
+    @rule(queue=st.sampled_from(QUEUES), limit=st.sampled_from([None, 1, 2, 3]))
+    def limit_queue(self, queue: str, limit: int | None) -> None:
+        """Set or remove a queue's fleet-wide concurrency limit, at any moment: below what
+        runs, too (the claims that follow are held to it, ``WorkerRules._slots``)."""
+        settings = self.store.configure_queue(queue, concurrency_limit=limit)
+        assert settings.concurrency_limit == limit
+        if limit is None:
+            self.concurrency_limits.pop(queue, None)
+        else:
+            self.concurrency_limits[queue] = limit
+        self.retention[queue] = settings
+
     @precondition(lambda self: bool(self.models))
     @rule(key=st.sampled_from(["a", "b"]))
     def cancel_by_unique_key(self, key: str) -> None:

@@ -44,7 +44,9 @@ class WorkerRules(MachineBase):
             (j for j in jobs.values() if j.queue == queue and decisions.is_claimable(j, now)),
             key=lambda j: decisions.claim_order(j, now, aging_s),
         )
-        expected = [] if queue in self.paused else [j.id for j in runnable[:limit]]
+        expected = (
+            [] if queue in self.paused else [j.id for j in runnable[: self._slots(queue, limit)]]
+        )
         claimed = self.store.claim(queue, limit=limit, priority_aging_s=aging_s)
         assert [j.id for j in claimed] == expected, "claim took the wrong jobs"
         for job in claimed:
@@ -59,6 +61,18 @@ class WorkerRules(MachineBase):
             model.claims_since_reset += 1
             model.leases.append(job.run_lease)
         return claimed
+
+    def _slots(self, queue: str, limit: int) -> int:
+        """How many jobs a claim of ``limit`` may start on ``queue``: all it asks for, or as
+        many as its concurrency limit leaves free (none when live attempts are at or over
+        it). The claim must take exactly that many when that many are runnable: the limit
+        holds, and holds back nothing it need not."""
+        cap = self.concurrency_limits.get(queue)
+        if cap is None:
+            return limit
+        jobs, _ = self._all()
+        live = sum(1 for j in jobs.values() if j.queue == queue and j.state.is_live)
+        return max(0, min(limit, cap - live))
 
     @precondition(lambda self: any(m.leases for m in self.models.values()))
     @rule(index=st.integers(0, 200), progress=_PROGRESS, metadata=_METADATA)

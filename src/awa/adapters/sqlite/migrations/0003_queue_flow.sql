@@ -25,6 +25,8 @@ ALTER TABLE awa_queues ADD COLUMN rate_updated_at INTEGER
     CONSTRAINT queues_rate_bucket_pair CHECK ((rate_tokens IS NULL) = (rate_updated_at IS NULL));
 
 -- live_attempts.sql: count one queue's live attempts (a claim of a limited queue does, inside
--- its write transaction); jobs_live_idx, in id order over every queue, stays for rescue
-CREATE INDEX jobs_live_queue_idx ON awa_jobs (queue)
+-- its write transaction) from the index alone: without state among its columns SQLite reads
+-- each row to test the state again. jobs_live_idx, in id order over every queue, stays for
+-- rescue.
+CREATE INDEX jobs_live_queue_idx ON awa_jobs (queue, state)
     WHERE state IN ('running', 'waiting_external');

@@ -187,6 +187,33 @@ def add_run_at(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def limit_or_none(text: str) -> int | None:
+    """A whole number, or ``none`` (remove the limit); its range is the store's to check."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number or none, got {text!r}") from None
+
+
+def rate_or_none(text: str) -> tuple[float, int] | None:
+    """``PER_SECOND,BURST`` (``200,50``: 200 starts a second, 50 at once at most), or ``none``
+    (remove the limit); the ranges are the store's to check."""
+    written = text.strip().lower()
+    if written == "none":
+        return None
+    per_second, comma, burst = written.partition(",")
+    try:
+        if comma:
+            return float(per_second), int(burst)
+    except ValueError:
+        pass
+    raise argparse.ArgumentTypeError(
+        f"expected PER_SECOND,BURST (such as 200,50) or none, got {text!r}"
+    )
+
+
 def on_off(text: str) -> bool:
     """``on`` or ``off`` (also ``true``/``false``, ``yes``/``no``, ``1``/``0``)."""
     word = text.strip().lower()

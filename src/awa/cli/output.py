@@ -80,6 +80,9 @@ def stats_data(stats: QueueStats, now: datetime) -> dict[str, Any]:
         "finished_retention_s": stats.finished_retention_s,
         "failed_retention_s": stats.failed_retention_s,
         "dlq_retention_s": stats.dlq_retention_s,
+        "live": stats.live,
+        "concurrency_limit": stats.concurrency_limit,
+        "rate_limit": converter.unstructure(stats.rate_limit),
     }
 
 

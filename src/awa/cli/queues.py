@@ -8,13 +8,22 @@ import argparse
 from datetime import datetime, timezone
 
 from awa.cli import output as out
-from awa.cli.arguments import Commands, command, duration, group, on_off
+from awa.cli.arguments import (
+    Commands,
+    command,
+    duration,
+    group,
+    limit_or_none,
+    on_off,
+    rate_or_none,
+)
 from awa.cli.guards import confirm
 from awa.cli.session import Refused, Session
 from awa.domain import JobState
 from awa.domain.retention import DLQ_RETENTION_S, FAILED_RETENTION_S, FINISHED_RETENTION_S
 from awa.operations import wording
 from awa.ports import QueueSettings, TracksWorkers, UnhandledKind
+from awa.ports.unchanged import UNCHANGED
 
 __all__ = [
     "add_parser",
@@ -63,6 +72,21 @@ def add_parser(commands: Commands) -> None:
     p.add_argument(
         "--dlq-retention", type=duration, metavar="DURATION", help="keep DLQ entries this long"
     )
+    p.add_argument(
+        "--concurrency-limit",
+        type=limit_or_none,
+        default=UNCHANGED,
+        metavar="N|none",
+        help="at most N attempts of the queue live at once, across every worker (none: no limit)",
+    )
+    p.add_argument(
+        "--rate-limit",
+        type=rate_or_none,
+        default=UNCHANGED,
+        metavar="PER_SECOND,BURST|none",
+        help="start at most PER_SECOND attempts a second, BURST at once, across every worker"
+        " (none: no limit)",
+    )
     p = command(
         queue,
         "drain",
@@ -104,10 +128,12 @@ def _kept(seconds: float | None) -> str:
 
 def queue_config(args: argparse.Namespace, session: Session) -> None:
     given = (args.dlq, args.finished_retention, args.failed_retention, args.dlq_retention)
-    if all(value is None for value in given):
+    limits = (args.concurrency_limit, args.rate_limit)
+    if all(value is None for value in given) and all(limit is UNCHANGED for limit in limits):
         raise Refused(
-            "nothing to set: give --dlq on|off, --finished-retention, --failed-retention or"
-            " --dlq-retention (`awa queue stats` shows the current settings)"
+            "nothing to set: give --dlq on|off, --finished-retention, --failed-retention,"
+            " --dlq-retention, --concurrency-limit or --rate-limit (`awa queue stats` shows the"
+            " current settings)"
         )
     with session.client(args) as client:
         settings: QueueSettings = client.configure_queue(
@@ -116,6 +142,8 @@ def queue_config(args: argparse.Namespace, session: Session) -> None:
             finished_retention_s=args.finished_retention,
             dlq_retention_s=args.dlq_retention,
             failed_retention_s=args.failed_retention,
+            concurrency_limit=args.concurrency_limit,
+            rate_limit=args.rate_limit,
         )
     if args.json:
         out.print_json(out.converter.unstructure(settings), session.stdout)
@@ -124,9 +152,15 @@ def queue_config(args: argparse.Namespace, session: Session) -> None:
         f"queue {settings.queue}: dead-letter queue {'on' if settings.dlq_enabled else 'off'};"
         f" completed jobs kept {_kept(settings.finished_retention_s)}, failed and cancelled"
         f" jobs kept {_kept(settings.failed_retention_s)}, dead letters kept"
-        f" {_kept(settings.dlq_retention_s)} (every worker reads these from the database)",
+        f" {_kept(settings.dlq_retention_s)}{_limits(settings)} (every worker reads these from"
+        " the database)",
         session.stdout,
     )
+
+
+def _limits(settings: QueueSettings) -> str:
+    unlimited = settings.concurrency_limit is None and settings.rate_limit is None
+    return "" if unlimited else f"; {wording.flow_limits_text(settings)}"
 
 
 def queue_stats(args: argparse.Namespace, session: Session) -> None:
@@ -156,6 +190,7 @@ def queue_stats(args: argparse.Namespace, session: Session) -> None:
         "dlq",
         "oldest avail",
         "keep done/failed/dlq",
+        "live/limit, rate",
     ]
     rows = (
         [
@@ -165,8 +200,9 @@ def queue_stats(args: argparse.Namespace, session: Session) -> None:
             f"{d['dlq_depth']}{'' if d['dlq_enabled'] else ' (off)'}",
             wording.human_duration(d["oldest_available_age_s"]),
             "/".join(_default(d[f"{kept}_retention_s"]) for kept in _KEPT),
+            wording.flow_column(queue),
         ]
-        for d in data
+        for d, queue in zip(data, stats, strict=True)
     )
     out.print_table(None, columns, rows, session.stdout)
     if any(d[f"{kept}_retention_s"] is None for d in data for kept in _KEPT):

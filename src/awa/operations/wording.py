@@ -10,15 +10,20 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from awa.domain import Job, JobState, ScheduleRecord
+from awa.domain.flow import RateLimit
+from awa.ports import QueueSettings, QueueStats
 
 __all__ = [
     "attempts",
     "filter_text",
+    "flow_column",
+    "flow_limits_text",
     "human_duration",
     "job_result",
     "last_error",
     "paused_text",
     "purged_text",
+    "rate_text",
     "removed_text",
     "resumed_text",
     "retried_text",
@@ -126,3 +131,29 @@ def removed_text(name: str) -> str:
         f"schedule {name} removed (a process that declares it adds it back when it starts;"
         " remove it from the code too)"
     )
+
+
+def rate_text(rate: RateLimit) -> str:
+    return f"{rate.per_second:g}/s, burst {rate.burst}"
+
+
+def flow_limits_text(settings: QueueSettings) -> str:
+    """A queue's fleet-wide limits in a sentence (``awa queue config``, the dashboard)."""
+    concurrency = (
+        "no concurrency limit"
+        if settings.concurrency_limit is None
+        else f"at most {settings.concurrency_limit} live at once"
+    )
+    rate = "no rate limit" if settings.rate_limit is None else rate_text(settings.rate_limit)
+    return f"{concurrency}, {rate}"
+
+
+def flow_column(stats: QueueStats) -> str:
+    """Live attempts against the concurrency limit, and the rate: ``3/5, 200/s, burst 50``;
+    ``-`` for a queue with no limit."""
+    parts = []
+    if stats.concurrency_limit is not None:
+        parts.append(f"{stats.live}/{stats.concurrency_limit}")
+    if stats.rate_limit is not None:
+        parts.append(rate_text(stats.rate_limit))
+    return ", ".join(parts) or "-"

@@ -148,6 +148,14 @@ class QueueStats:
     #: the states whose count is an estimate (a queue summary may estimate a large group of
     #: finished jobs); empty: every count is exact
     estimated: frozenset[JobState] = frozenset()
+    #: the queue's fleet-wide flow limits (``QueueSettings``); ``None``: no such limit
+    concurrency_limit: int | None = None
+    rate_limit: RateLimit | None = None
+
+    @property
+    def live(self) -> int:
+        """The attempts that hold a slot of ``concurrency_limit``: running and parked."""
+        return self.counts.get(JobState.RUNNING, 0) + self.counts.get(JobState.WAITING_EXTERNAL, 0)
 
     @classmethod
     def of(
@@ -168,6 +176,8 @@ class QueueStats:
             settings.finished_retention_s,
             settings.dlq_retention_s,
             settings.failed_retention_s,
+            concurrency_limit=settings.concurrency_limit,
+            rate_limit=settings.rate_limit,
         )
 
 

@@ -123,6 +123,8 @@ def build_summary(
             dlq_enabled=name in configured and configured[name].dlq_enabled,
             oldest_available_at=oldest.get(name),
             estimated=frozenset(estimated.get(name, ())),
+            concurrency_limit=configured[name].concurrency_limit if name in configured else None,
+            rate_limit=configured[name].rate_limit if name in configured else None,
         )
         for name in names
     )

@@ -31,6 +31,7 @@ from awa.adapters._summaries import list_params
 from awa.adapters.core import JobQuery, RowPaths, SettingsChange, StoreCore
 from awa.adapters.sqlite import migrations, summaries
 from awa.adapters.sqlite._errors import translate_errors
+from awa.adapters.sqlite._queues import settings_of, settings_params, us_of
 from awa.adapters.sqlite._rows import (
     STATES,
     dlq_entry_from_row,
@@ -69,6 +70,7 @@ from awa.ports import (
 from awa.ports.checks import check_listener
 from awa.ports.listing import Home, JobSummary
 from awa.ports.summary import ENDED_WINDOW_S, DlqGroup, QueueSummary, StateGroup, build_summary
+from awa.ports.unchanged import UNCHANGED
 
 __all__ = ["MEMORY", "SqliteStore"]
 
@@ -86,14 +88,6 @@ _PRUNE_EVERY = 256
 #: each retention's delete, over the states awa.domain.retention gives it
 #: (tests/contract/test_retention_sql.py)
 _DELETE_STATEMENT = {Retention.COMPLETED: "delete_completed", Retention.FAILED: "delete_failed"}
-
-
-def _seconds(stored_us: int | None) -> float | None:
-    return None if stored_us is None else stored_us / 1_000_000
-
-
-def _us(seconds: float | None) -> int | None:
-    return None if seconds is None else round(seconds * 1_000_000)
 
 
 class SqliteStore(RowPaths, StoreCore, WorkerPresence):
@@ -270,11 +264,19 @@ class SqliteStore(RowPaths, StoreCore, WorkerPresence):
 
     # -- maintenance ----------------------------------------------------------------------------
     def _delete_finished(self, retention: Retention, older_than_s: float, limit: int) -> int:
-        params = {"now": micros(self.clock.now()), "older_than": _us(older_than_s), "limit": limit}
+        params = {
+            "now": micros(self.clock.now()),
+            "older_than": us_of(older_than_s),
+            "limit": limit,
+        }
         return self._change("deleting finished jobs", _DELETE_STATEMENT[retention], params)
 
     def _expire_dlq(self, older_than_s: float, limit: int) -> int:
-        params = {"now": micros(self.clock.now()), "older_than": _us(older_than_s), "limit": limit}
+        params = {
+            "now": micros(self.clock.now()),
+            "older_than": us_of(older_than_s),
+            "limit": limit,
+        }
         return self._change("expiring dead-letter entries", "expire_dlq", params)
 
     def _try_lead(self, owner: str, ttl_s: float) -> bool:
@@ -417,24 +419,19 @@ class SqliteStore(RowPaths, StoreCore, WorkerPresence):
                 tx.events.append(JobsAvailable(queue))
 
     def _configure_queue(self, queue: str, change: SettingsChange) -> QueueSettings:
-        enabled = change.dlq_enabled
-        params = {
-            "queue": queue,
-            "dlq_enabled": None if enabled is None else int(enabled),
-            "finished_retention_us": _us(change.finished_retention_s),
-            "dlq_retention_us": _us(change.dlq_retention_s),
-            "failed_retention_us": _us(change.failed_retention_s),
-        }
         with self._transaction("configuring a queue") as tx:
-            row = tx.conn.execute(SQL["configure_queue"], params).fetchone()
-        return _settings_of(row)
+            row = tx.conn.execute(SQL["queue_settings_of"], {"queue": queue}).fetchone()
+            settings = change.applied_to(QueueSettings(queue) if row is None else settings_of(row))
+            params = settings_params(settings, new_rate=change.rate_limit is not UNCHANGED)
+            stored = tx.conn.execute(SQL["configure_queue"], params).fetchone()
+        return settings_of(stored)
 
     def queue_stats(self) -> list[QueueStats]:
         states, depth_rows, setting_rows = self._snapshot(
             "reading queue statistics", "queue_states", "dlq_depths", "queue_settings"
         )
         depths = dict(depth_rows)
-        settings = {row[0]: _settings_of(row) for row in setting_rows}
+        settings = {row[0]: settings_of(row) for row in setting_rows}
         counts: dict[str, dict[JobState, int]] = {}
         oldest: dict[str, datetime] = {}
         for queue, state, n, oldest_us in states:
@@ -485,7 +482,7 @@ class SqliteStore(RowPaths, StoreCore, WorkerPresence):
                 DlqGroup(queue, kind, reason, n, read_time(latest) or INSTANT_MIN, ended)
                 for queue, kind, reason, n, latest, ended in load_json(dead)
             ),
-            (_settings_of(s) for s in settings),
+            (settings_of(s) for s in settings),
         )
 
     # -- the dead-letter queue ------------------------------------------------------------------
@@ -518,18 +515,6 @@ class SqliteStore(RowPaths, StoreCore, WorkerPresence):
 
     def _remove_schedule(self, name: str) -> bool:
         return self._change("removing a schedule", "remove_schedule", {"name": name}) > 0
-
-
-def _settings_of(row: Sequence[Any]) -> QueueSettings:
-    queue, paused, dlq_enabled, finished_us, dlq_us, failed_us = row
-    return QueueSettings(
-        queue,
-        bool(paused),
-        bool(dlq_enabled),
-        _seconds(finished_us),
-        _seconds(dlq_us),
-        _seconds(failed_us),
-    )
 
 
 def _use_wal(conn: sqlite3.Connection, busy_timeout_s: float) -> None:

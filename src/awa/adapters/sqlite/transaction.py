@@ -10,7 +10,8 @@ from typing import Any
 import attrs
 
 from awa.adapters._fencing import Locked, Writes, available_queues
-from awa.adapters.core import JobBatch
+from awa.adapters.core import JobBatch, QueueFlow
+from awa.adapters.sqlite._queues import flow_of
 from awa.adapters.sqlite._rows import (
     JOB_WIDTH,
     STATES,
@@ -24,6 +25,7 @@ from awa.adapters.sqlite._rows import (
 )
 from awa.adapters.sqlite._sql import SQL
 from awa.domain import Job, JobState, Lease, ScheduleRecord, holds_unique_key
+from awa.domain.flow import Bucket
 from awa.domain.rescue import rescue_cause
 from awa.ports import CallbackResolved, CancelRequested, Event, JobsAvailable
 
@@ -108,6 +110,19 @@ class SqliteTransaction:
     # -- what the core's own insert, claim and promote read ----------------------------------
     def queue_paused(self, queue: str) -> bool:
         return bool(self.conn.execute(SQL["queue_paused"], {"queue": queue}).fetchone()[0])
+
+    # -- what a claim of a limited queue decides over (awa.adapters.core.flow) ---------------
+    def queue_flow(self, queue: str) -> QueueFlow | None:
+        # a plain read is the lock: BEGIN IMMEDIATE took the file's write lock, so no other
+        # process's claim can count the same live attempts or take the same tokens meanwhile
+        return flow_of(self.conn.execute(SQL["queue_flow"], {"queue": queue}).fetchone())
+
+    def live_attempts(self, queue: str) -> int:
+        return int(self.conn.execute(SQL["live_attempts"], {"queue": queue}).fetchone()[0])
+
+    def keep_bucket(self, queue: str, bucket: Bucket) -> None:
+        params = {"queue": queue, "tokens": bucket.tokens, "updated_at": micros(bucket.updated_at)}
+        self.conn.execute(SQL["keep_bucket"], params)
 
     def claim_candidates(self, queue: str, limit: int, priority_aging_s: float) -> list[Job]:
         params = {"queue": queue, "now": micros(self._now), "limit": limit}

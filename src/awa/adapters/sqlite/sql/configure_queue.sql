@@ -1,14 +1,22 @@
--- Purpose: store each given setting of a queue (NULL: keep it) and return them all.
--- Parameters: queue, dlq_enabled (0, 1 or NULL), finished_retention_us, dlq_retention_us,
---   failed_retention_us.
+-- Purpose: store a queue's settings as configure_queue made them (the core applied the change
+--   to the settings read by queue_settings_of.sql in the same transaction) and return them;
+--   paused is its own verb's (set_queue_paused.sql) and is left as it is.
+-- Parameters: queue, dlq_enabled (0 or 1), finished_retention_us, dlq_retention_us,
+--   failed_retention_us, concurrency_limit, rate_per_second, rate_burst (NULL: none),
+--   new_rate (1: the rate limit was given, so its bucket starts full: NULL).
+-- Columns: the part settings_columns.
 INSERT INTO awa_queues (queue, dlq_enabled, finished_retention_us, dlq_retention_us,
-                        failed_retention_us)
-VALUES (:queue, coalesce(:dlq_enabled, 0), :finished_retention_us, :dlq_retention_us,
-        :failed_retention_us)
+                        failed_retention_us, concurrency_limit, rate_per_second, rate_burst)
+VALUES (:queue, :dlq_enabled, :finished_retention_us, :dlq_retention_us, :failed_retention_us,
+        :concurrency_limit, :rate_per_second, :rate_burst)
 ON CONFLICT (queue) DO UPDATE
-SET dlq_enabled = coalesce(:dlq_enabled, dlq_enabled),
-    finished_retention_us = coalesce(:finished_retention_us, finished_retention_us),
-    dlq_retention_us = coalesce(:dlq_retention_us, dlq_retention_us),
-    failed_retention_us = coalesce(:failed_retention_us, failed_retention_us)
-RETURNING queue, paused, dlq_enabled, finished_retention_us, dlq_retention_us,
-          failed_retention_us
+SET dlq_enabled = excluded.dlq_enabled,
+    finished_retention_us = excluded.finished_retention_us,
+    dlq_retention_us = excluded.dlq_retention_us,
+    failed_retention_us = excluded.failed_retention_us,
+    concurrency_limit = excluded.concurrency_limit,
+    rate_per_second = excluded.rate_per_second,
+    rate_burst = excluded.rate_burst,
+    rate_tokens = CASE WHEN :new_rate THEN NULL ELSE rate_tokens END,
+    rate_updated_at = CASE WHEN :new_rate THEN NULL ELSE rate_updated_at END
+RETURNING {part:settings_columns}

@@ -1,3 +1,4 @@
 -- Purpose: every queue's settings. Parameters: none.
-SELECT queue, paused, dlq_enabled, finished_retention_us, dlq_retention_us, failed_retention_us
+-- Columns: the part settings_columns.
+SELECT {part:settings_columns}
 FROM awa_queues

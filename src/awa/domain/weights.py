@@ -23,7 +23,7 @@ Pure: ``SlotShares.claimable`` is given what each queue holds and wants; the run
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
 
 import attrs
@@ -83,12 +83,16 @@ class QueueNeed:
     wanted: int
 
 
+def _weights(queues: Iterable[QueueWeight]) -> tuple[QueueWeight, ...]:
+    return tuple(queues)
+
+
 @attrs.frozen
 class SlotShares:
     """``total`` slots shared by ``queues`` (validated: their ``min_workers`` fit in it)."""
 
     total: int = attrs.field(converter=check_global_max_workers)
-    queues: tuple[QueueWeight, ...] = attrs.field(converter=tuple)
+    queues: tuple[QueueWeight, ...] = attrs.field(converter=_weights)
 
     def __attrs_post_init__(self) -> None:
         names = [q.queue for q in self.queues]

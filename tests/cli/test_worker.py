@@ -38,6 +38,13 @@ APPS = "tests.cli.worker_apps"
         ((f"{APPS}:client", "--health-port", "0"), {}, 2, "expected a number >= 1"),
         ((f"{APPS}:client",), {"AWA_METRICS_PORT": "ninety"}, 2, "$AWA_METRICS_PORT"),
         ((f"{APPS}:client",), {"AWA_QUEUES": "email=many"}, 2, "$AWA_QUEUES"),
+        ((f"{APPS}:client", "--global-max-workers", "0"), {}, 2, "expected a number >= 1"),
+        (
+            (f"{APPS}:client", "--global-max-workers", "20000"),
+            {},
+            1,
+            "global_max_workers must be an integer from 1 to 10000, got 20000",
+        ),
         (("--database-url", "postgresql://x/y", f"{APPS}:client"), {}, 2, "unrecognized"),
     ],
     ids=lambda value: str(value)[:40],
@@ -109,6 +116,17 @@ def test_sigterm_stops_the_worker_cleanly_with_exit_code_0(workers: list[Worker]
     assert "SIGTERM: stopping; running handlers have 30s to finish" in log
     assert "stopped (0 running attempts released)" in log
     assert "Traceback" not in log
+
+
+def test_a_worker_sharing_its_slots_starts_and_stops_cleanly(workers: list[Worker]) -> None:
+    port = free_port()
+    args = ("--queue", "email=2", "--global-max-workers", "4", "--health-port", str(port))
+    worker = Worker(f"{APPS}:client", *args, "--host", "127.0.0.1")
+    workers.append(worker)
+    worker.wait_for(lambda: _ready(port), "/readyz answered 200")
+    worker.proc.send_signal(signal.SIGTERM)
+    assert worker.proc.wait(timeout=WAIT_S) == 0
+    assert "Traceback" not in worker.log()
 
 
 def test_a_sync_client_named_by_the_environment_stops_on_sigint(workers: list[Worker]) -> None:

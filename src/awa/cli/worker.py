@@ -86,6 +86,15 @@ OPTIONS: tuple[Option, ...] = (
         "concurrency",
     ),
     Option(
+        "--global-max-workers",
+        "AWA_GLOBAL_MAX_WORKERS",
+        positive,
+        "share N handler slots among the queues by their min_workers and weight, each queue at"
+        " most its concurrency (default: each queue has its own; docs/weighted-queues.md)",
+        "N",
+        "global_max_workers",
+    ),
+    Option(
         "--deadline-duration",
         "AWA_DEADLINE_DURATION",
         seconds,

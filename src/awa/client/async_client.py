@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
+
 from awa.client import producing
 from awa.client.async_verbs import AsyncVerbs
 from awa.client.calls import produces_async
@@ -123,11 +125,17 @@ class AsyncClient(Declarations, AsyncVerbs):
         claim_ahead: bool = True,
         runtime_config: RuntimeConfig | None = None,
         observers: Sequence[Observer] = (),
+        global_max_workers: int | None = None,
     ) -> None:
         """Start working ``queues``, given as ``(name, concurrency)`` pairs or
         ``QueueConfig`` values; the keyword settings apply to the pairs. ``observers`` hear
         every event of the worker (``awa.runtime.observe``). The schedules given to
         ``periodic()`` are stored now.
+
+        ``global_max_workers=N`` shares N handler slots among the queues: each queue's
+        ``QueueConfig.min_workers`` are its own, the rest go by ``weight`` to the queues that
+        have work, and no queue runs more than its ``concurrency`` (``docs/weighted-queues.md``;
+        the same as ``RuntimeConfig.global_max_workers``).
 
         ``dlq_enabled`` is stored with each queue, for every process working it, and only when
         given: ``None`` leaves the queue's routing as it is (``configure_queue``). Refused
@@ -143,12 +151,15 @@ class AsyncClient(Declarations, AsyncVerbs):
             "priority_aging_interval_s": priority_aging_interval,
             "claim_ahead": claim_ahead,
         }
+        config = runtime_config or RuntimeConfig()
+        if global_max_workers is not None:
+            config = attrs.evolve(config, global_max_workers=global_max_workers)
         runtime = Runtime(
             self.store,
             self.registry,
             queue_configs(queues, settings),
             clock=self.clock,
-            config=runtime_config,
+            config=config,
             observers=observers,
             schedules=list(self._schedules.values()),
         )

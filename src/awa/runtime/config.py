@@ -9,6 +9,7 @@ import attrs
 from awa.domain import ValidationError
 from awa.domain.retention import DLQ_RETENTION_S, FAILED_RETENTION_S, FINISHED_RETENTION_S
 from awa.domain.validation import check_flag, check_queue, check_seconds, shown
+from awa.domain.weights import check_global_max_workers, check_min_workers, check_weight
 from awa.ports import BATCH_SIZE_MAX, DEFAULT_DEADLINE_S, DEFAULT_STALENESS_S
 
 __all__ = ["CONCURRENCY_DEFAULT", "CONCURRENCY_MAX", "QueueConfig", "RuntimeConfig"]
@@ -49,6 +50,10 @@ def _interval_s(value: float) -> float:
     return check_seconds("interval", value, allow_zero=False)
 
 
+def _global_max_workers(value: int | None) -> int | None:
+    return None if value is None else check_global_max_workers(value)
+
+
 def _summary_interval_s(value: float) -> float:
     return check_seconds("queue_summary_interval_s", value)
 
@@ -71,8 +76,18 @@ class QueueConfig:
     #: claim a few jobs ahead of free slots while handlers are short (as many as free up
     #: during one claim's round trip), so a freed slot does not wait for the database
     claim_ahead: bool = attrs.field(default=True, converter=_claim_ahead)
+    #: with ``RuntimeConfig.global_max_workers`` (weighted queues, ``docs/weighted-queues.md``):
+    #: the slots of the process's total that are this queue's alone, and its weight in the
+    #: rest; ``concurrency`` stays its ceiling
+    min_workers: int = attrs.field(default=0, converter=check_min_workers)
+    weight: int = attrs.field(default=1, converter=check_weight)
 
     def __attrs_post_init__(self) -> None:
+        if self.min_workers > self.concurrency:
+            raise ValidationError(
+                f"queue {self.queue}: min_workers {self.min_workers} is more than its"
+                f" concurrency {self.concurrency}"
+            )
         if self.heartbeat_staleness_s < 3 * self.heartbeat_interval_s:
             warnings.warn(
                 f"queue {self.queue}: heartbeat_staleness {self.heartbeat_staleness_s:g}s is less"
@@ -100,6 +115,9 @@ class RuntimeConfig:
     store_call_timeout_s: float = attrs.field(default=60.0, converter=_interval_s)
     #: an event loop that has not turned for this long is logged (once), naming the job
     loop_block_warning_s: float = attrs.field(default=1.0, converter=_interval_s)
+    #: share this many handler slots among the queues by their ``min_workers`` and ``weight``
+    #: (``awa.domain.weights``); ``None``: each queue has its own ``concurrency``
+    global_max_workers: int | None = attrs.field(default=None, converter=_global_max_workers)
     claim_batch_max: int = 1000
     finish_batch_max: int = 1000
     maintenance_batch_max: int = 1000

@@ -55,6 +55,7 @@ from awa.runtime.services import (
 )
 from awa.runtime.stats import RuntimeStats
 from awa.runtime.store_calls import StoreCalls
+from awa.runtime.weighted import shared_slots
 
 __all__ = ["Runtime", "RuntimeStats"]
 
@@ -101,11 +102,18 @@ class Runtime:
 
         self._claim_slots = {q.queue: f"claim:{q.queue}" for q in queues}
         self.table = AttemptTable(on_released=self._slot_freed)
+        #: with ``global_max_workers``: the slots the queues share (``awa.runtime.weighted``)
+        self.shared = shared_slots(
+            config.global_max_workers, queues, self.table, lambda q: self.wake(f"claim:{q}")
+        )
+        slots_total = sum(q.concurrency for q in queues)
+        if self.shared is not None:
+            slots_total = min(slots_total, self.shared.total)
         self.dispatch = Dispatch(
             registry,
             self.table,
             HandlerServices(store, clock, self.store_call, self.wait),
-            handler_threads=sum(q.concurrency for q in queues),
+            handler_threads=slots_total,
             on_outcome=self._outcome_waiting,
             observers=self.observers,
         )
@@ -120,6 +128,7 @@ class Runtime:
                 batch_max=config.claim_batch_max,
                 claimed=self._claimed,
                 clock=self.clock,
+                shared=self.shared,
             )
             for q in queues
         }
@@ -357,6 +366,8 @@ class Runtime:
 
     def _on_event(self, event: Event) -> None:
         if isinstance(event, JobsAvailable):
+            if self.shared is not None and event.queue in self.queues:
+                self.shared.work_arrived(event.queue)
             self.wake(f"claim:{event.queue}")
         elif isinstance(event, CancelRequested):
             attempt = self.table.get(event.lease)
@@ -381,6 +392,8 @@ class Runtime:
             # that fails at once frees a slot again
             loop.call_soon(self._start_waiting, queue)
         self.scheduler.wake(self._claim_slots[queue])
+        if self.shared is not None:  # the slot may be another queue's share now
+            self.shared.freed()
 
     def _start_waiting(self, queue: str) -> None:
         config = self.queues[queue]

@@ -38,6 +38,7 @@ from awa.runtime.observe import AttemptEnd, Ending, MaintenanceReport, Observers
 from awa.runtime.scheduler import Service
 from awa.runtime.stats import RuntimeStats
 from awa.runtime.store_calls import StoreCalls
+from awa.runtime.weighted import SharedSlots
 
 __all__ = [
     "ClaimService",
@@ -85,10 +86,12 @@ class ClaimService:
         batch_max: int,
         claimed: Callable[[int, int], None],
         clock: Clock,
+        shared: SharedSlots | None = None,
     ) -> None:
         """``dispatch`` runs claimed jobs, or holds those claimed ahead of a free slot;
         ``claimed(n, ahead)`` follows every claim that took ``n > 0`` jobs, ``ahead`` of them
-        held for a slot."""
+        held for a slot. With ``shared`` (``global_max_workers``) the queue claims only what
+        the shared slots deal it, never ahead."""
         self.config = config
         self.name = f"claim:{config.queue}"
         self.draining = False
@@ -106,11 +109,15 @@ class ClaimService:
         self._batch_max = batch_max
         self._claimed = claimed
         self._clock = clock
+        self._shared = shared
+        self._poll_at: datetime | None = None  # weighted: when to look again for work
 
     async def run_once(self, now: datetime) -> float | None:
         cfg, table = self.config, self._table
         if self.draining:
             return None
+        if self._shared is not None:
+            return await self._run_shared(self._shared, now)
         # first the jobs claimed ahead, into the slots freed since (a freed slot wakes us)
         while table.running(cfg.queue) < cfg.concurrency and self._start_waiting(cfg.queue):
             pass
@@ -142,6 +149,43 @@ class ClaimService:
         if self._observers:
             self._observers.claimed(cfg.queue, jobs, now)
         return 0.0 if len(jobs) == limit else cfg.poll_interval_s
+
+    async def _run_shared(self, shared: SharedSlots, now: datetime) -> float | None:
+        """One claim of as many jobs as the shared slots deal this queue, all started at once.
+        A queue whose last claim came back short claims again when the store says it has
+        jobs or when its poll interval has passed, not each time a slot frees."""
+        cfg = self.config
+        if self._poll_at is not None and now >= self._poll_at:
+            shared.work_arrived(cfg.queue)
+        limit = shared.reserve(cfg.queue, self._batch_max)
+        if limit == 0:
+            if shared.has_work(cfg.queue) or self._poll_at is None:
+                return None  # a freed slot wakes us
+            return (self._poll_at - now).total_seconds()
+        self._poll_at = None
+        try:
+            jobs = await self._call(
+                self._store.claim,
+                cfg.queue,
+                limit=limit,
+                deadline_duration_s=cfg.deadline_duration_s,
+                priority_aging_s=cfg.priority_aging_interval_s,
+            )
+        except BaseException:
+            shared.landed(cfg.queue, limit, None)
+            raise
+        answered = self._clock.now()
+        for job in jobs:
+            self._start(cfg, job, answered)
+        shared.landed(cfg.queue, limit, len(jobs))
+        if jobs:
+            self._claimed(len(jobs), 0)
+        if self._observers:
+            self._observers.claimed(cfg.queue, jobs, now)
+        if len(jobs) == limit:
+            return 0.0
+        self._poll_at = now + timedelta(seconds=cfg.poll_interval_s)
+        return cfg.poll_interval_s
 
     def _pace(self, asked: datetime, answered: datetime) -> None:
         """Size the claim-ahead: twice as many jobs as slots free up during one claim's round

@@ -85,7 +85,9 @@ async def run_worker(client: AsyncClient, settings: WorkerSettings) -> int:
             stops.append(probes.close)
             log.info("health on http://%s:%d/healthz and /readyz", host, settings.health_port)
         with _Signals(asyncio.get_running_loop()) as signals:
-            await client.start(configs, observers=observers)
+            await client.start(
+                configs, observers=observers, global_max_workers=settings.global_max_workers
+            )
             await signals.stop.wait()
             log.info(
                 "%s: stopping; running handlers have %gs to finish",

@@ -26,6 +26,7 @@ class WorkerSettings:
 
     queues: Sequence[tuple[str, int | None]] = ()
     concurrency: int = CONCURRENCY_DEFAULT
+    global_max_workers: int | None = None
     deadline_duration: float = DEADLINE_S
     dlq: bool | None = None
     heartbeat_interval: float = HEARTBEAT_INTERVAL_S

@@ -205,8 +205,8 @@ class PgTransaction:
         """Row 3 for ``jobs`` (locked by ``flow_candidates``), and the bucket ``keep_bucket``
         kept for ``queue`` written, in one statement (``claim_granted.sql``)."""
         bucket = self._kept_buckets.pop(queue, None)
-        if not jobs and bucket is None:
-            return []
+        if not jobs:  # a bucket nothing took from was only refilled: the next claim refills
+            return []  # the stored one the same way, so it need not be written
         params = {
             "now": self.now(),
             "ids": [job.id for job in jobs],

@@ -6,6 +6,7 @@ inside a transaction rolled back, so the rows each scan read are counted, not es
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -68,10 +69,33 @@ def big_queue(pg_url: str) -> Iterator[str]:
         conn.execute("TRUNCATE awa.jobs, awa.queues")
 
 
+_TYPES = {"now": "timestamptz", "queue": "text", "limit": "int", "aging_us": "bigint"}
+
+
 def _explain(conn: psycopg.Connection[Any], statement: str, params: dict[str, Any]) -> list[Any]:
+    """The plan as run, with the values in the plan (a custom plan)."""
     cur = psycopg.ClientCursor(conn)
-    cur.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + SQL[statement], params)
-    row = cur.fetchone()
+    row = cur.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + SQL[statement], params).fetchone()
+    assert row is not None
+    return list(_plan_nodes(row[0][0]["Plan"]))
+
+
+def _explain_generic(
+    conn: psycopg.Connection[Any], statement: str, params: dict[str, Any]
+) -> list[Any]:
+    """The plan PostgreSQL makes once for every value (a generic plan), as it may for a
+    statement psycopg prepared: the statement prepared with `$n` for each parameter."""
+    names = list(dict.fromkeys(re.findall(r"%\((\w+)\)s", SQL[statement])))
+    text = SQL[statement]
+    for n, name in enumerate(names, 1):
+        text = text.replace(f"%({name})s", f"${n}")
+    types = ", ".join(_TYPES[name] for name in names)
+    conn.execute(f"PREPARE flow_plan ({types}) AS {text}")
+    conn.execute("SET plan_cache_mode = force_generic_plan")
+    values = ", ".join(["%s"] * len(names))
+    cur = psycopg.ClientCursor(conn)
+    query = f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE flow_plan ({values})"
+    row = cur.execute(query, [params[name] for name in names]).fetchone()
     assert row is not None
     return list(_plan_nodes(row[0][0]["Plan"]))
 
@@ -80,15 +104,19 @@ def _params(**extra: Any) -> dict[str, Any]:
     return {"now": None, "queue": "api", "limit": LIMIT, "aging_us": 60_000_000, **extra}
 
 
+@pytest.mark.parametrize("plans", ["custom", "generic"])
 @pytest.mark.parametrize(
     "statement", ["count_live_attempts", "flow_candidates", "flow_candidates_aged"]
 )
 def test_the_limited_claim_reads_the_queues_live_attempts_and_its_limit_of_candidates(
-    big_queue: str, statement: str
+    big_queue: str, statement: str, plans: str
 ) -> None:
+    """Both plans: psycopg prepares a statement run often, and PostgreSQL may then plan it
+    once for any queue, where the index's `queue IS NOT NULL` must follow from `queue = $1`."""
     with psycopg.connect(big_queue) as conn:
         conn.execute(SQL["session_settings"])  # as on every connection of the store
-        nodes = _explain(conn, statement, _params())
+        explain = _explain if plans == "custom" else _explain_generic
+        nodes = explain(conn, statement, _params())
         conn.rollback()
     scans = _scans_of_jobs(nodes)
     assert "Seq Scan" not in {n["Node Type"] for n in nodes}

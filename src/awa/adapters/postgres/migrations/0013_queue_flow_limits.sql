@@ -41,9 +41,15 @@ ALTER TABLE awa.queues
                AND (rate_tokens IS NULL OR rate_per_second IS NOT NULL)),
     ADD CONSTRAINT queues_rate_tokens_range CHECK (rate_tokens BETWEEN 0 AND rate_burst);
 
+-- `queue IS NOT NULL` is always true (the column is NOT NULL): it keeps the index to the
+-- statements that name a queue (`queue = $1` proves it, bound or not). A statement asking for
+-- the live states alone (complete_running.sqlpart, rescue_candidates.sql) cannot prove it, so
+-- the planner cannot read this index whole for them, as it did when the statistics said no job
+-- was running: complete_many then read every running job through it instead of its own ids
+-- (tests/postgres/test_job_table_hygiene.py).
 CREATE INDEX jobs_hot_live_queue_idx ON awa.jobs_hot (queue)
-    WHERE state IN ('running', 'waiting_external');
+    WHERE state IN ('running', 'waiting_external') AND queue IS NOT NULL;
 CREATE INDEX jobs_done_live_queue_idx ON awa.jobs_done (queue)
-    WHERE state IN ('running', 'waiting_external');
+    WHERE state IN ('running', 'waiting_external') AND queue IS NOT NULL;
 CREATE INDEX jobs_live_queue_idx ON awa.jobs (queue)
-    WHERE state IN ('running', 'waiting_external');
+    WHERE state IN ('running', 'waiting_external') AND queue IS NOT NULL;

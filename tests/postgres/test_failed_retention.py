@@ -97,7 +97,7 @@ def test_the_upgrade_keeps_every_queues_settings_and_gives_none_a_failed_retenti
         )
         for state in ("completed", "failed", "cancelled"):
             _finished(conn, state, 3, "3 hours")
-        assert migrate(conn) == [FAILED_RETENTION.version]
+        assert migrate(conn)[0] == FAILED_RETENTION.version  # then any later ones
         indexes = {
             name
             for (name,) in conn.execute(

@@ -41,6 +41,7 @@ from awa.domain import (
     ScheduleRecord,
     ValidationError,
 )
+from awa.domain.flow import RateLimit
 from awa.domain.validation import INSTANT_MIN, compact_json
 from awa.ports.results import QueueSettings
 from awa.ports.summary import DlqGroup, QueueSummary, StateGroup, build_summary
@@ -64,6 +65,7 @@ __all__ = [
     "restore_params",
     "schedule_from_row",
     "schedule_params",
+    "settings_from_row",
     "stored_args",
     "stored_json",
     "summary_from_row",
@@ -267,3 +269,11 @@ def summary_from_row(row: Sequence[Any]) -> QueueSummary:
         ),
         (QueueSettings(queue, paused, dlq_enabled) for queue, paused, dlq_enabled in settings),
     )
+
+
+def settings_from_row(row: Sequence[Any]) -> QueueSettings:
+    """``configure_queue.sql``'s row: the settings, retentions in seconds, then the flow limits
+    (``rate_per_second`` and ``rate_burst`` both NULL or both set, by the table's CHECK)."""
+    queue, paused, dlq_enabled, finished_s, dlq_s, failed_s, concurrency, per_second, burst = row
+    rate = None if per_second is None else RateLimit(per_second, burst)
+    return QueueSettings(queue, paused, dlq_enabled, finished_s, dlq_s, failed_s, concurrency, rate)

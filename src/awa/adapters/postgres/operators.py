@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 from psycopg.rows import TupleRow
@@ -17,12 +17,20 @@ from awa.adapters._summaries import list_params
 from awa.adapters.core import JobQuery, SettingsChange
 from awa.adapters.postgres import summaries
 from awa.adapters.postgres._rereading import fetch_rows
-from awa.adapters.postgres._rows import checked_rows, dlq_entry_from_row, job_from_row, read_time
+from awa.adapters.postgres._rows import (
+    checked_rows,
+    dlq_entry_from_row,
+    job_from_row,
+    read_time,
+    settings_from_row,
+)
 from awa.adapters.postgres._sql import SQL
 from awa.adapters.postgres.transaction import PgTransaction
 from awa.domain import DlqEntry, Job, JobState
+from awa.domain.flow import RateLimit
 from awa.ports import QueueSettings, QueueStats
 from awa.ports.listing import Home, JobSummary
+from awa.ports.unchanged import UNCHANGED
 
 __all__ = ["PostgresOperators"]
 
@@ -83,11 +91,12 @@ class PostgresOperators:
             "finished_retention": _seconds(change.finished_retention_s),
             "dlq_retention": _seconds(change.dlq_retention_s),
             "failed_retention": _seconds(change.failed_retention_s),
+            **_flow_params(change),
         }
         with self._statement("configuring a queue") as cur:
             row = cur.execute(SQL["configure_queue"], params).fetchone()
         assert row is not None  # an upsert always returns its row
-        return QueueSettings(*row)
+        return settings_from_row(row)
 
     def queue_stats(self) -> list[QueueStats]:
         with self._statement("reading queue statistics") as cur:
@@ -141,6 +150,20 @@ class PostgresOperators:
         with self._statement("purging a dead-letter entry") as cur:
             cur.execute(SQL["purge_dlq_job"], {"id": job_id})
             return cur.rowcount > 0
+
+
+def _flow_params(change: SettingsChange) -> dict[str, Any]:
+    """The flow limits of ``configure_queue.sql``: each with a flag saying whether it is given
+    (``UNCHANGED``: not given; ``None``: removed)."""
+    concurrency, rate = change.concurrency_limit, change.rate_limit
+    given_rate = rate if isinstance(rate, RateLimit) else None
+    return {
+        "concurrency_given": concurrency is not UNCHANGED,
+        "concurrency_limit": None if concurrency is UNCHANGED else concurrency,
+        "rate_given": rate is not UNCHANGED,
+        "rate_per_second": None if given_rate is None else given_rate.per_second,
+        "rate_burst": None if given_rate is None else given_rate.burst,
+    }
 
 
 def _seconds(seconds: float | None) -> timedelta | None:

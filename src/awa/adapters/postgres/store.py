@@ -48,7 +48,6 @@ from awa.adapters.postgres._rows import (
     checked_rows,
     dump_json,
     fast_json_loads,
-    interval,
     job_after_attempt,
     job_from_row,
     read_time,
@@ -57,6 +56,7 @@ from awa.adapters.postgres._rows import (
     utc,
 )
 from awa.adapters.postgres._sql import SQL
+from awa.adapters.postgres.claims import PostgresClaims
 from awa.adapters.postgres.connections import (
     CALL_TIMEOUT_S_DEFAULT,
     CONNECT_TIMEOUT_S_DEFAULT,
@@ -132,7 +132,7 @@ def _all_distinct_completions(finishes: Sequence[Finish]) -> bool:
     ) == len(finishes)
 
 
-class PostgresStore(PostgresOperators, StoreCore, WorkerPresence, InsertRouter):
+class PostgresStore(PostgresClaims, PostgresOperators, StoreCore, WorkerPresence, InsertRouter):
     """``ClaimStore`` on PostgreSQL.
 
     ``database`` is a connection string (the store then owns a pool of autocommit connections
@@ -208,6 +208,9 @@ class PostgresStore(PostgresOperators, StoreCore, WorkerPresence, InsertRouter):
         )
         self._subscriptions = Subscriptions(pool_connector(conninfo, kwargs, bounds), bounds)
         self._loop_inserts = LoopInserts(self._pool, bounds)
+        # the queues this store last found limited: their claims go to the limited path at
+        # once (claim.sql's guard makes a stale entry safe either way)
+        self._limited_queues: set[str] = set()
 
     # -- plumbing -------------------------------------------------------------------------------
     def close(self) -> None:
@@ -278,35 +281,9 @@ class PostgresStore(PostgresOperators, StoreCore, WorkerPresence, InsertRouter):
 
     # -- the fast paths: StoreCore's insert, claim and promote, each as one statement ---------
     # (the memory and SQLite stores take the core's own, ``awa.adapters.core.row_paths``);
-    # every insert's route is the router's (inserts/router.py)
+    # every insert's route is the router's (inserts/router.py), every claim's ``claims.py``
     def _insert(self, jobs: Sequence[NewJob], on_conflict: OnConflict) -> list[Job]:
         return self._insert_checked(jobs, on_conflict)
-
-    def _claim(
-        self, queue: str, limit: int, deadline_duration_s: float, priority_aging_s: float
-    ) -> list[Job]:
-        params: dict[str, Any] = {
-            "now": self._now(),
-            "queue": queue,
-            "limit": limit,
-            "deadline": interval(deadline_duration_s),
-        }
-        statement = "claim"
-        if priority_aging_s:
-            statement, params["aging_us"] = "claim_aged", round(priority_aging_s * 1_000_000)
-        with self._statement("claiming jobs") as cur:
-            cur.execute(SQL[statement], params)
-            jobs = [job_from_row(row) for row in checked_rows(cur)]
-        # attempted_at is the claim's now: order them as the statement picked them
-        if priority_aging_s:
-            jobs.sort(
-                key=lambda job: decisions.claim_order(
-                    job, job.attempted_at or job.run_at, priority_aging_s
-                )
-            )
-        else:
-            jobs.sort(key=decisions.PLAIN_CLAIM_ORDER)
-        return jobs
 
     def _promote(self, limit: int) -> list[Job]:
         with self._transaction("promoting jobs") as tx:

@@ -13,7 +13,7 @@ import psycopg
 from psycopg.rows import TupleRow
 
 from awa.adapters._fencing import Locked, Writes, available_queues
-from awa.adapters.core import JobBatch
+from awa.adapters.core import JobBatch, QueueFlow
 from awa.adapters.postgres._rows import (
     checked_rows,
     job_from_row,
@@ -26,8 +26,16 @@ from awa.adapters.postgres._rows import (
 from awa.adapters.postgres._sql import SQL
 from awa.adapters.postgres.held_rows import held_requests
 from awa.domain import Job, JobState, Lease, ScheduleRecord
+from awa.domain.flow import Bucket, FlowLimits, RateLimit
 
-__all__ = ["DLQ_PREFIX", "LEASE_PREFIX", "LOCK_PREFIX", "PgTransaction", "lease_states"]
+__all__ = [
+    "DLQ_PREFIX",
+    "FLOW_PREFIX",
+    "LEASE_PREFIX",
+    "LOCK_PREFIX",
+    "PgTransaction",
+    "lease_states",
+]
 
 Cursor = psycopg.Cursor[TupleRow]
 # the columns before the job in lock_leases.sql rows: now, requested_lease, dlq_enabled
@@ -37,6 +45,8 @@ LOCK_PREFIX = 2
 # ... in take_from_dlq.sql, lock_dlq_matching.sql, lock_schedules.sql and
 # upcoming_schedules.sql rows: now
 DLQ_PREFIX = 1
+# ... in flow_candidates.sql and flow_candidates_aged.sql rows: now, live attempts
+FLOW_PREFIX = 2
 _STATES = {state.value: state for state in JobState}
 
 
@@ -60,6 +70,9 @@ class PgTransaction:
         self._skip_held = skip_held
         self._locked_leases: set[Lease] = set()  # what lock_leases locked
         self._looked_up: dict[int, tuple[int, JobState]] = {}  # what lease_states found
+        # a limited queue's live attempts, as counted after its row lock (flow_candidates.sql)
+        self._live: dict[str, int] = {}
+        self._kept_buckets: dict[str, Bucket] = {}  # written by claim_granted
 
     def now(self) -> datetime:
         if self._now is None:  # nothing read the time yet: ask the database's clock
@@ -149,6 +162,61 @@ class PgTransaction:
     def rescue_candidates(self, staleness_s: float, limit: int) -> list[Locked]:
         params = {"staleness": timedelta(seconds=staleness_s), "limit": limit}
         return self._locked("rescue_candidates", params)
+
+    # -- a claim of a limited queue (``awa.adapters.core.FlowTransaction``) ----------------------
+    def queue_flow(self, queue: str) -> QueueFlow | None:
+        """``lock_queue_flow.sql``: the queue's row locked until COMMIT, when it has a limit
+        and is not paused; ``None`` otherwise (nothing locked)."""
+        row = self.cur.execute(SQL["lock_queue_flow"], {"queue": queue}).fetchone()
+        if row is None:
+            return None
+        concurrency, per_second, burst, tokens, updated_at = row
+        rate = None if per_second is None else RateLimit(per_second, burst)
+        bucket = None if tokens is None else Bucket(tokens, utc(updated_at))
+        return QueueFlow(FlowLimits(concurrency_limit=concurrency, rate_limit=rate), bucket)
+
+    def flow_candidates(self, queue: str, limit: int, priority_aging_s: float) -> list[Job]:
+        """Up to ``limit`` runnable jobs of ``queue`` in the claim's order, locked, with its
+        live attempts counted in the same statement (``flow_candidates.sql``): call it once
+        ``queue_flow`` holds the queue's row."""
+        params: dict[str, Any] = {"queue": queue, "limit": limit}
+        statement = "flow_candidates"
+        if priority_aging_s:
+            statement, params["aging_us"] = "flow_candidates_aged", round(priority_aging_s * 1e6)
+        rows = self._rows(statement, params, FLOW_PREFIX)
+        if rows:
+            self._live[queue] = int(rows[0][1])
+        return [job_from_row(row, FLOW_PREFIX) for row in rows]
+
+    def live_attempts(self, queue: str) -> int:
+        if queue not in self._live:
+            row = self.cur.execute(SQL["count_live_attempts"], {"queue": queue}).fetchone()
+            assert row is not None
+            self._live[queue] = int(row[0])
+        return self._live[queue]
+
+    def keep_bucket(self, queue: str, bucket: Bucket) -> None:
+        """Kept until ``claim_granted``, which writes it in its own statement."""
+        self._kept_buckets[queue] = bucket
+
+    def claim_granted(
+        self, queue: str, jobs: Sequence[Job], deadline: timedelta | None
+    ) -> list[Job]:
+        """Row 3 for ``jobs`` (locked by ``flow_candidates``), and the bucket ``keep_bucket``
+        kept for ``queue`` written, in one statement (``claim_granted.sql``)."""
+        bucket = self._kept_buckets.pop(queue, None)
+        if not jobs:  # a bucket nothing took from was only refilled: the next claim refills
+            return []  # the stored one the same way, so it need not be written
+        params = {
+            "now": self.now(),
+            "ids": [job.id for job in jobs],
+            "deadline": deadline,
+            "queue": queue,
+            "tokens": None if bucket is None else bucket.tokens,
+            "bucket_at": None if bucket is None else bucket.updated_at,
+        }
+        self.cur.execute(SQL["claim_granted"], params)
+        return [job_from_row(row) for row in checked_rows(self.cur)]
 
     def write(self, writes: Writes) -> None:
         cur = self.cur

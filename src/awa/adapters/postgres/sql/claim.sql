@@ -1,4 +1,9 @@
--- Purpose: claim up to `limit` runnable jobs of one unpaused queue for new attempts.
+-- Purpose: claim up to `limit` runnable jobs of one unpaused queue without flow limits for new
+--   attempts: the fast path, one statement. A queue with a concurrency or rate limit claims
+--   nothing here (the guard); its claims take the queue's row lock first (lock_queue_flow.sql,
+--   PostgresStore._claim_limited), and a claim that skipped that lock could start an attempt
+--   the limit forbids. The guard reads the queue's current row, so a worker that still thinks
+--   a queue unlimited cannot overrun its new limit.
 -- Parameters: now (timestamptz, NULL = the database clock), queue text, limit int,
 --   deadline (interval, NULL = no deadline).
 -- Transition: row 3 (available → running), after row 2 for due scheduled/retryable jobs
@@ -20,7 +25,10 @@ WITH t AS (
     WHERE j.queue = %(queue)s
       AND j.state IN ('available', 'scheduled', 'retryable')
       AND j.run_at <= t.now
-      AND NOT EXISTS (SELECT 1 FROM awa.queues AS q WHERE q.queue = %(queue)s AND q.paused)
+      AND NOT EXISTS (SELECT 1 FROM awa.queues AS q
+                      WHERE q.queue = %(queue)s
+                        AND (q.paused OR q.concurrency_limit IS NOT NULL
+                             OR q.rate_per_second IS NOT NULL))
     ORDER BY j.priority, j.run_at, j.id
     LIMIT %(limit)s
     FOR UPDATE OF j SKIP LOCKED

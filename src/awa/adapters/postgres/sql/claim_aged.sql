@@ -1,6 +1,7 @@
 -- Purpose: claim like claim.sql, in the order of priority aging: up to `limit` runnable jobs of
---   one unpaused queue by (effective priority, run_at, id), where the effective priority is
---   the priority less one step per `aging_us` microseconds waited since run_at, at least 1
+--   one unpaused queue without flow limits (the guard, as in claim.sql) by (effective
+--   priority, run_at, id), where the effective priority is the priority less one step per
+--   `aging_us` microseconds waited since run_at, at least 1
 --   (awa.domain.decisions.effective_priority; integer arithmetic on both sides).
 -- Parameters: now (timestamptz, NULL = the database clock), queue text, limit int,
 --   aging_us bigint (> 0), deadline (interval, NULL = no deadline).
@@ -31,7 +32,10 @@ WITH t AS (
         LIMIT %(limit)s
         FOR UPDATE OF j SKIP LOCKED
     ) AS c
-    WHERE NOT EXISTS (SELECT 1 FROM awa.queues AS q WHERE q.queue = %(queue)s AND q.paused)
+    WHERE NOT EXISTS (SELECT 1 FROM awa.queues AS q
+                      WHERE q.queue = %(queue)s
+                        AND (q.paused OR q.concurrency_limit IS NOT NULL
+                             OR q.rate_per_second IS NOT NULL))
 ), picked AS (
     SELECT c.id
     FROM candidates AS c

@@ -1,0 +1,113 @@
+"""``PostgresStore``'s claim, routed once: a queue without flow limits is claimed in one
+statement (``claim.sql``, ``claim_aged.sql``); a limited one in a transaction that holds the
+queue's row lock while the domain decides (``awa.adapters.core.flow.within_limits``).
+
+The one statement claims nothing on a limited queue (its guard reads the queue's row), so a
+claim that took it by mistake is safe; when it claims nothing, ``queue_limited.sql`` says
+whether the queue is limited, and the store remembers the queues it found so, whose next
+claims go to the limited path at once. An unlimited queue with jobs therefore pays no round
+trip for flow control, and an idle one pays one read per empty claim.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+from psycopg.rows import TupleRow
+
+from awa.adapters.core.flow import within_limits
+from awa.adapters.postgres._rows import checked_rows, interval, job_from_row
+from awa.adapters.postgres._sql import SQL
+from awa.adapters.postgres.transaction import PgTransaction
+from awa.domain import Job, decisions
+
+__all__ = ["PostgresClaims"]
+
+Cursor = psycopg.Cursor[TupleRow]
+
+
+class PostgresClaims:
+    """Mixed into ``PostgresStore``, whose statements and transactions these run in."""
+
+    #: the queues this store last found limited (a stale entry costs one transaction, a
+    #: missing one the read of queue_limited.sql: claim.sql's guard keeps both safe)
+    _limited_queues: set[str]
+
+    if TYPE_CHECKING:
+
+        def _statement(self, action: str) -> AbstractContextManager[Cursor]: ...
+
+        def _transaction(self, action: str) -> AbstractContextManager[PgTransaction]: ...
+
+        def _now(self) -> datetime | None: ...
+
+    def _claim(
+        self, queue: str, limit: int, deadline_duration_s: float, priority_aging_s: float
+    ) -> list[Job]:
+        if queue not in self._limited_queues:
+            params = self._claim_params(queue, limit, deadline_duration_s, priority_aging_s)
+            with self._statement("claiming jobs") as cur:
+                jobs = _claimed(cur, params, priority_aging_s)
+                if jobs:
+                    return jobs
+                row = cur.execute(SQL["queue_limited"], {"queue": queue}).fetchone()
+            if not (row and row[0]):
+                return []
+            self._limited_queues.add(queue)
+        return self._claim_limited(queue, limit, deadline_duration_s, priority_aging_s)
+
+    def _claim_limited(
+        self, queue: str, limit: int, deadline_duration_s: float, priority_aging_s: float
+    ) -> list[Job]:
+        """A claim under the queue's limits, in one transaction: its row locked
+        (``lock_queue_flow.sql``), candidates locked and live attempts counted after the lock
+        (``flow_candidates.sql``), the domain's decision, and the granted jobs claimed with the
+        bucket written (``claim_granted.sql``). No advisory lock: the row lock ends with the
+        transaction, however the claimer ends."""
+        with self._transaction("claiming jobs of a limited queue") as tx:
+            flow = tx.queue_flow(queue)
+            if flow is None:  # no longer limited, or paused: the one statement decides
+                self._limited_queues.discard(queue)
+                params = self._claim_params(queue, limit, deadline_duration_s, priority_aging_s)
+                return _claimed(tx.cur, params, priority_aging_s)
+            candidates = tx.flow_candidates(queue, limit, priority_aging_s)
+            if not candidates:
+                return []
+            now = tx.now()
+            _sort_claimed(candidates, now, priority_aging_s)
+            granted = within_limits(tx, queue, flow, candidates, now)
+            claimed = tx.claim_granted(queue, granted, interval(deadline_duration_s))
+        _sort_claimed(claimed, now, priority_aging_s)
+        return claimed
+
+    def _claim_params(
+        self, queue: str, limit: int, deadline_duration_s: float, priority_aging_s: float
+    ) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "now": self._now(),
+            "queue": queue,
+            "limit": limit,
+            "deadline": interval(deadline_duration_s),
+        }
+        if priority_aging_s:
+            params["aging_us"] = round(priority_aging_s * 1_000_000)
+        return params
+
+
+def _claimed(cur: Cursor, params: dict[str, Any], priority_aging_s: float) -> list[Job]:
+    """``claim.sql`` (``claim_aged.sql`` when aging), its jobs in claim order."""
+    cur.execute(SQL["claim_aged" if priority_aging_s else "claim"], params)
+    jobs = [job_from_row(row) for row in checked_rows(cur)]
+    if jobs:  # attempted_at is the claim's now: order them as the statement picked them
+        _sort_claimed(jobs, jobs[0].attempted_at or jobs[0].run_at, priority_aging_s)
+    return jobs
+
+
+def _sort_claimed(jobs: list[Job], now: datetime, priority_aging_s: float) -> None:
+    if priority_aging_s:
+        jobs.sort(key=lambda job: decisions.claim_order(job, now, priority_aging_s))
+    else:
+        jobs.sort(key=decisions.PLAIN_CLAIM_ORDER)

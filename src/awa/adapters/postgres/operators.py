@@ -101,30 +101,15 @@ class PostgresOperators:
     def queue_stats(self) -> list[QueueStats]:
         with self._statement("reading queue statistics") as cur:
             rows = fetch_rows(cur.execute(SQL["queue_stats"]))
-        return [
-            QueueStats(
-                queue=queue,
-                counts={state: by_state.get(state.value, 0) for state in JobState},
-                dlq_depth=dlq_depth,
-                paused=paused,
-                dlq_enabled=dlq_enabled,
-                oldest_available_at=read_time(oldest),
-                finished_retention_s=finished_retention_s,
-                dlq_retention_s=dlq_retention_s,
-                failed_retention_s=failed_retention_s,
+        stats = []
+        for queue, by_state, dlq_depth, *settings in rows:
+            paused, dlq_enabled, oldest, finished_s, dlq_s, failed_s, *flow = settings
+            stored = settings_from_row(
+                (queue, paused, dlq_enabled, finished_s, dlq_s, failed_s, *flow)
             )
-            for (
-                queue,
-                by_state,
-                dlq_depth,
-                paused,
-                dlq_enabled,
-                oldest,
-                finished_retention_s,
-                dlq_retention_s,
-                failed_retention_s,
-            ) in rows
-        ]
+            counts = {state: by_state.get(state.value, 0) for state in JobState}
+            stats.append(QueueStats.of(stored, counts, dlq_depth, read_time(oldest)))
+        return stats
 
     # -- the dead-letter queue ------------------------------------------------------------------
     def _list_dlq(

@@ -302,7 +302,7 @@ def test_queue_config_sets_flow_limits_and_stats_shows_live_against_them(
     refused = awa("queue", "config", "api", "--concurrency-limit", "0")
     assert refused.code != 0
     assert refused.stderr.strip().splitlines() == [
-        "error: concurrency_limit must be an integer from 1 to 1000000 or None, got 0"
+        "awa: error: concurrency_limit must be an integer from 1 to 1000000 or None, got 0"
     ]
     bad = awa("queue", "config", "api", "--rate-limit", "fast")
     assert bad.code != 0

@@ -115,11 +115,11 @@ def test_a_part_mutant_changes_every_statement_that_includes_it() -> None:
     ]
     assert mutant.sql is not None
     name, text, statements = mutant.sql
-    assert statements == ("claim", "claim_aged")
+    assert statements == ("claim", "claim_aged", "claim_granted")
     texts = {p.name: p.read_text() for p in SQL.iterdir()}
     mutated = build_statements({**texts, name: text})
     changed = sorted(s for s in STATEMENTS if mutated[s] != STATEMENTS[s])
-    assert changed == ["claim", "claim_aged"]
+    assert changed == ["claim", "claim_aged", "claim_granted"]
     assert "heartbeat_at = t.now" not in mutated["claim"]
 
 

@@ -41,12 +41,12 @@ JOB_COLUMNS = (
     "id", "kind", "queue", "args", "state", "priority", "attempt", "max_attempts", "run_lease",
     "run_at", "created_at", "tags", "metadata", "errors", "attempted_at", "heartbeat_at",
     "deadline_at", "finalized_at", "progress", "callback_id", "callback_timeout_at",
-    "callback_result", "unique_key", "unique_states",
+    "callback_result", "unique_key", "unique_states", "concurrency_key", "ordering_key",
 )  # fmt: skip
 SCHEDULE_COLUMNS = (
     "name", "cron", "timezone", "missed_fire_policy", "kind", "queue", "args", "priority",
     "max_attempts", "tags", "metadata", "unique_options", "paused", "next_fire_at",
-    "last_fire_at", "created_at", "updated_at",
+    "last_fire_at", "created_at", "updated_at", "concurrency_key", "ordering_key",
 )  # fmt: skip
 _WIDTH = len(JOB_COLUMNS)
 #: each state by the text a row stores it as
@@ -140,7 +140,7 @@ def job_of(values: Sequence[Any], stored: StoredValues) -> Job:
         id_, kind, queue, args, state, priority, attempt, max_attempts, run_lease, run_at,
         created_at, tags, metadata, errors, attempted_at, heartbeat_at, deadline_at,
         finalized_at, progress, callback_id, callback_timeout_at, callback_result, unique_key,
-        unique_states,
+        unique_states, concurrency_key, ordering_key,
     ) = values  # fmt: skip
     time, obj, json = stored.time, stored.obj, stored.json
     return Job(
@@ -168,6 +168,8 @@ def job_of(values: Sequence[Any], stored: StoredValues) -> Job:
         callback_result=json(callback_result),
         unique_key=unique_key,
         unique_states=states_of(unique_states),
+        concurrency_key=concurrency_key,
+        ordering_key=ordering_key,
     )
 
 
@@ -177,6 +179,7 @@ def schedule_of(values: Sequence[Any], stored: StoredValues) -> ScheduleRecord:
     (
         name, cron, timezone_name, missed_fire_policy, kind, queue, args, priority, max_attempts,
         tags, metadata, options, paused, next_fire_at, last_fire_at, created_at, updated_at,
+        concurrency_key, ordering_key,
     ) = values  # fmt: skip
     time, json = stored.time, stored.json
     job = NewJob(
@@ -188,6 +191,8 @@ def schedule_of(values: Sequence[Any], stored: StoredValues) -> ScheduleRecord:
         tags=tuple(json(tags)),
         metadata=json(metadata),
         unique=unique_of(json(options)),
+        concurrency_key=concurrency_key,
+        ordering_key=ordering_key,
     )
     schedule = Schedule(
         name=name, cron=cron, job=job, timezone=timezone_name, missed_fire_policy=missed_fire_policy

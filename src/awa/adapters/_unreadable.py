@@ -90,6 +90,8 @@ _PLACEHOLDERS: dict[str, Any] = {
     "callback_result": None,
     "unique_key": None,
     "unique_states": frozenset(),
+    "concurrency_key": None,
+    "ordering_key": None,
     # a listing's columns (awa.ports.listing.JobSummary)
     "last_error": None,
     "dlq_reason": "unreadable",

@@ -86,7 +86,9 @@ class AsyncClient(Declarations, AsyncVerbs):
         your commit makes the job visible and wakes a worker, your rollback makes it vanish.
         With ``unique``, a job that holds the same key makes it raise ``awa.UniqueConflict``,
         or with ``on_conflict="skip"`` the holder is returned and nothing is written
-        (``docs/unique-jobs.md``).""",
+        (``docs/unique-jobs.md``). ``concurrency_key`` and ``ordering_key`` put the job
+        under its queue's per-key limits and its key's insert order
+        (``docs/flow-control.md``).""",
     )(producing.insert)
     insert_many = produces_async(
         doc="""Insert every item (args, or an ``InsertSpec`` with options) in one transaction;

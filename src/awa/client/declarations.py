@@ -64,6 +64,8 @@ class Declarations(abc.ABC):
         tags: Sequence[str] = (),
         metadata: Mapping[str, Any] | None = None,
         unique: Unique | None = None,
+        concurrency_key: str | None = None,
+        ordering_key: str | None = None,
     ) -> Schedule:
         """Insert ``args`` as a job at every time ``cron`` names (5 fields, or 6 with seconds
         first) in ``timezone``. Call it before ``start()``, which stores the schedule;
@@ -80,6 +82,8 @@ class Declarations(abc.ABC):
             tags=tags,
             metadata=metadata,
             unique=unique,
+            concurrency_key=concurrency_key,
+            ordering_key=ordering_key,
         )
         schedule = self._requests.schedule(name, cron, spec, timezone, missed_fire_policy)
         self._schedules[schedule.name] = schedule

@@ -53,6 +53,8 @@ def insert(
     unique: Unique | None = None,
     on_conflict: OnConflict = "raise",
     conn: Any = None,
+    concurrency_key: str | None = None,
+    ordering_key: str | None = None,
 ) -> Batch[Job]:
     spec = InsertSpec(
         args=args,
@@ -64,6 +66,8 @@ def insert(
         tags=tags,
         metadata=metadata,
         unique=unique,
+        concurrency_key=concurrency_key,
+        ordering_key=ordering_key,
     )
     return Batch([spec], conn, on_conflict, ids=False, one=True)
 

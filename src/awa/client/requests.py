@@ -28,7 +28,7 @@ from awa.domain.defaults import (
     DEFAULT_PRIORITY,
 )
 from awa.domain.validation import check_args_size, shown
-from awa.runtime.kinds import JobKind, declared_kind
+from awa.runtime.kinds import JobKind, KeyOption, declared_kind, key_of
 from awa.runtime.registry import TaskRegistry
 from awa.runtime.serialization import default_kind, dump_args
 from awa.tracing import current_trace_context, with_trace_context
@@ -51,6 +51,9 @@ class InsertSpec:
     tags: Sequence[str] = ()
     metadata: Mapping[str, Any] | None = None
     unique: Unique | None = None
+    #: flow control's keys (``docs/flow-control.md``); ``None``: the kind's declared key, if any
+    concurrency_key: str | None = None
+    ordering_key: str | None = None
 
 
 _UNDECLARED = JobKind()  # a kind without @awa.job_kind: no option declared
@@ -68,13 +71,25 @@ def _first(option: int | None, declared: int | None, default: int) -> int:
     return declared if declared is not None else default
 
 
+def _key(given: str | None, declared: KeyOption, args: Any) -> str | None:
+    return given if given is not None else key_of(declared, args)
+
+
 def _shape(spec: InsertSpec) -> tuple[Any, ...] | None:
     """What ``Requests.new_job`` makes of ``spec`` besides its args: items of equal shape
-    differ only in args. ``None`` for an item made on its own: metadata or a unique key (made
-    per job), or an option of a type other than the plain one, where equal values need not
-    mean an equal job (``True == 1``, one instant in two zones, a string of tags, a zone of
-    a type that may not hash)."""
-    if spec.metadata is not None or spec.unique is not None:
+    differ only in args. ``None`` for an item made on its own: metadata, a unique key or a
+    flow-control key (made per job, or given per item), or an option of a type other than the
+    plain one, where equal values need not mean an equal job (``True == 1``, one instant in
+    two zones, a string of tags, a zone of a type that may not hash)."""
+    if (
+        spec.metadata is not None
+        or spec.unique is not None
+        or spec.concurrency_key is not None
+        or spec.ordering_key is not None
+    ):
+        return None
+    declared = declared_kind(type(spec.args))
+    if declared is not None and declared.keys_per_job:
         return None
     tags = spec.tags
     if type(tags) not in _TAG_LISTS or (tags and not all(type(tag) is str for tag in tags)):
@@ -167,6 +182,8 @@ class Requests:
                 spec.metadata if spec.metadata is not None else {}, trace_context
             ),
             unique=spec.unique,
+            concurrency_key=_key(spec.concurrency_key, declared.concurrency_key, args),
+            ordering_key=_key(spec.ordering_key, declared.ordering_key, args),
         )
         check_args_size(job.args_json(), self.max_args_bytes)
         return job

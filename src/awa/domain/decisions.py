@@ -128,6 +128,8 @@ def create_job(new: NewJob, *, job_id: int, now: datetime) -> Job:
         metadata=new.metadata,
         unique_key=new.unique_key_at(run_at),
         unique_states=new.unique.states if new.unique is not None else frozenset(),
+        concurrency_key=new.concurrency_key,
+        ordering_key=new.ordering_key,
     )
 
 
@@ -160,6 +162,8 @@ def decided_alike(new: NewJob, first: NewJob) -> bool:
         and new.max_attempts is first.max_attempts
         and new.run_at is first.run_at
         and new.tags is first.tags
+        and new.concurrency_key is first.concurrency_key
+        and new.ordering_key is first.ordering_key
         and new.unique is None
     )
 
@@ -178,6 +182,8 @@ _SHAPE_DECIDED = (
     "tags",
     "unique_key",
     "unique_states",
+    "concurrency_key",
+    "ordering_key",
 )
 
 

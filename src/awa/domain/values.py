@@ -12,6 +12,7 @@ import attrs
 from awa.domain import validation as v
 from awa.domain.defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY
 from awa.domain.errors import ValidationError
+from awa.domain.flow_limits import check_concurrency_key, check_ordering_key
 from awa.domain.states import JobState
 from awa.domain.unique_keys import Unique, unique_key_at
 
@@ -118,6 +119,11 @@ class NewJob:
     metadata: dict[str, Any] = attrs.field(factory=dict, converter=_metadata)
     #: what makes a duplicate of this job (``awa.domain.unique_keys``); ``None``: no key
     unique: Unique | None = attrs.field(default=None)
+    #: the key a queue's ``key_concurrency_limit`` and ``key_rate_limit`` count by
+    #: (``awa.domain.flow``); ``None``: only the queue's own limits hold the job
+    concurrency_key: str | None = attrs.field(default=None, converter=check_concurrency_key)
+    #: jobs of one ``(queue, ordering_key)`` run one at a time, in insert order
+    ordering_key: str | None = attrs.field(default=None, converter=check_ordering_key)
     # args_json()'s text, made on first use: the size check and the store share one dump
     _args_json: str | None = attrs.field(default=None, init=False, eq=False, repr=False)
 
@@ -142,6 +148,8 @@ class NewJob:
         _set_field(job, "tags", self.tags)
         _set_field(job, "metadata", dict(self.metadata))  # each job its own, as when made
         _set_field(job, "unique", self.unique)
+        _set_field(job, "concurrency_key", self.concurrency_key)
+        _set_field(job, "ordering_key", self.ordering_key)
         _set_field(job, "_args_json", None)
         return job
 
@@ -200,6 +208,9 @@ class Job:
     #: the key the job holds while it is in ``unique_states`` (``awa.domain.unique``)
     unique_key: str | None = None
     unique_states: frozenset[JobState] = frozenset()
+    #: flow control's keys, as inserted (``NewJob``)
+    concurrency_key: str | None = None
+    ordering_key: str | None = None
     #: the columns a store could not read back (``Unreadable``); empty for every job awa wrote
     unreadable: tuple[Unreadable, ...] = ()
 

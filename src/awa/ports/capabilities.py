@@ -18,6 +18,7 @@ __all__ = [
     "AsyncInserts",
     "BulkInserts",
     "Closes",
+    "CountsHeldBack",
     "InsertsOnConnection",
     "Listens",
     "Migrates",
@@ -223,4 +224,16 @@ class SummarizesQueues(Protocol):
     def queue_summary(self) -> QueueSummary | None:
         """The summary as last counted, with every queue's settings as they are now; ``None``
         when nothing has counted the queues yet."""
+        ...
+
+
+@runtime_checkable
+class CountsHeldBack(Protocol):
+    """The store counts the candidates its claims' flow limits held back (``awa.domain.flow``:
+    one per candidate, under the first reason that held it), for ``awa.claims.throttled``.
+    Without it: the metric stays empty."""
+
+    def take_held_back(self) -> dict[str, dict[str, int]]:
+        """The counts by queue and reason since the last call; the next call starts from
+        zero."""
         ...

@@ -276,6 +276,9 @@ def check_queue_settings(
     failed_retention_s: object = None,
     concurrency_limit: object = UNCHANGED,
     rate_limit: object = UNCHANGED,
+    *,
+    key_concurrency_limit: object = UNCHANGED,
+    key_rate_limit: object = UNCHANGED,
 ) -> FlowChange:
     """``configure_queue``: a queue and at least one setting; ``None`` leaves a retention or
     ``dlq_enabled`` as it is, ``UNCHANGED`` a flow limit. Returns the flow limits checked."""
@@ -295,6 +298,12 @@ def check_queue_settings(
         if concurrency_limit is UNCHANGED
         else FlowLimits(concurrency_limit=concurrency_limit).concurrency_limit,
         rate_limit if rate_limit is UNCHANGED else check_rate_limit("rate_limit", rate_limit),
+        key_concurrency_limit
+        if key_concurrency_limit is UNCHANGED
+        else FlowLimits(key_concurrency_limit=key_concurrency_limit).key_concurrency_limit,
+        key_rate_limit
+        if key_rate_limit is UNCHANGED
+        else check_rate_limit("key_rate_limit", key_rate_limit),
     )
     if (
         dlq_enabled is None
@@ -303,7 +312,8 @@ def check_queue_settings(
     ):
         raise ValidationError(
             "nothing to configure: give dlq_enabled, finished_retention_s, failed_retention_s,"
-            " dlq_retention_s, concurrency_limit or rate_limit"
+            " dlq_retention_s, concurrency_limit, rate_limit, key_concurrency_limit or"
+            " key_rate_limit"
         )
     return flow
 
@@ -315,6 +325,8 @@ class FlowChange:
 
     concurrency_limit: int | Unchanged | None = UNCHANGED
     rate_limit: RateLimit | Unchanged | None = UNCHANGED
+    key_concurrency_limit: int | Unchanged | None = UNCHANGED
+    key_rate_limit: RateLimit | Unchanged | None = UNCHANGED
 
 
 def check_list_filter(

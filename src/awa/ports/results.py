@@ -104,7 +104,8 @@ class QueueSettings:
     The flow limits hold for the whole fleet (``docs/flow-control.md``):
     ``concurrency_limit``, the most attempts of the queue live at once (``running`` or
     ``waiting_external``) across every process; ``rate_limit``, the token bucket its
-    attempts start from. ``None``: no such limit."""
+    attempts start from; ``key_concurrency_limit`` and ``key_rate_limit``, the same for each
+    ``concurrency_key`` of the queue apart. ``None``: no such limit."""
 
     queue: str
     paused: bool = False
@@ -114,11 +115,18 @@ class QueueSettings:
     failed_retention_s: float | None = None
     concurrency_limit: int | None = None
     rate_limit: RateLimit | None = None
+    key_concurrency_limit: int | None = None
+    key_rate_limit: RateLimit | None = None
 
     @property
     def flow_limits(self) -> FlowLimits:
         """The limits a claim of the queue decides under (``awa.domain.flow``)."""
-        return FlowLimits(concurrency_limit=self.concurrency_limit, rate_limit=self.rate_limit)
+        return FlowLimits(
+            concurrency_limit=self.concurrency_limit,
+            rate_limit=self.rate_limit,
+            key_concurrency_limit=self.key_concurrency_limit,
+            key_rate_limit=self.key_rate_limit,
+        )
 
 
 @attrs.frozen
@@ -151,6 +159,8 @@ class QueueStats:
     #: the queue's fleet-wide flow limits (``QueueSettings``); ``None``: no such limit
     concurrency_limit: int | None = None
     rate_limit: RateLimit | None = None
+    key_concurrency_limit: int | None = None
+    key_rate_limit: RateLimit | None = None
 
     @property
     def live(self) -> int:
@@ -178,6 +188,8 @@ class QueueStats:
             settings.failed_retention_s,
             concurrency_limit=settings.concurrency_limit,
             rate_limit=settings.rate_limit,
+            key_concurrency_limit=settings.key_concurrency_limit,
+            key_rate_limit=settings.key_rate_limit,
         )
 
 

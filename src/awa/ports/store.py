@@ -299,6 +299,8 @@ class OperatorStore(Protocol):
         failed_retention_s: float | None = None,
         concurrency_limit: int | Unchanged | None = UNCHANGED,
         rate_limit: RateLimit | tuple[float, int] | Unchanged | None = UNCHANGED,
+        key_concurrency_limit: int | Unchanged | None = UNCHANGED,
+        key_rate_limit: RateLimit | tuple[float, int] | Unchanged | None = UNCHANGED,
     ) -> QueueSettings:
         """Store the settings given for ``queue`` and return all its settings.
         ``dlq_enabled``: whether ``failed`` outcomes move to the dead-letter queue; the
@@ -306,8 +308,10 @@ class OperatorStore(Protocol):
         the maintenance leader's defaults for this queue (``None``: leave it as it is).
         ``concurrency_limit``: at most this many attempts of the queue live at once across
         the fleet; ``rate_limit``: ``(per_second, burst)``, a token bucket every attempt of
-        the queue starts from (``None`` removes a limit; not given, it stays). At least one
-        setting must be given."""
+        the queue starts from; ``key_concurrency_limit`` and ``key_rate_limit``: the same for
+        each ``concurrency_key`` of the queue apart, whose keys a claim then takes in turn
+        (``None`` removes a limit; not given, it stays). A rate given again starts a full
+        bucket. At least one setting must be given."""
         ...
 
     def set_dlq_enabled(self, queue: str, enabled: bool) -> None:

@@ -125,6 +125,10 @@ def build_summary(
             estimated=frozenset(estimated.get(name, ())),
             concurrency_limit=configured[name].concurrency_limit if name in configured else None,
             rate_limit=configured[name].rate_limit if name in configured else None,
+            key_concurrency_limit=(
+                configured[name].key_concurrency_limit if name in configured else None
+            ),
+            key_rate_limit=configured[name].key_rate_limit if name in configured else None,
         )
         for name in names
     )

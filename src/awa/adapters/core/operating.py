@@ -236,6 +236,8 @@ class Operating(FencedCore):
         failed_retention_s: float | None = None,
         concurrency_limit: int | Unchanged | None = UNCHANGED,
         rate_limit: RateLimit | tuple[float, int] | Unchanged | None = UNCHANGED,
+        key_concurrency_limit: int | Unchanged | None = UNCHANGED,
+        key_rate_limit: RateLimit | tuple[float, int] | Unchanged | None = UNCHANGED,
     ) -> QueueSettings:
         flow = check_queue_settings(
             queue,
@@ -245,6 +247,8 @@ class Operating(FencedCore):
             failed_retention_s,
             concurrency_limit,
             rate_limit,
+            key_concurrency_limit=key_concurrency_limit,
+            key_rate_limit=key_rate_limit,
         )
         change = SettingsChange(
             dlq_enabled,
@@ -253,6 +257,8 @@ class Operating(FencedCore):
             None if failed_retention_s is None else float(failed_retention_s),
             flow.concurrency_limit,
             flow.rate_limit,
+            flow.key_concurrency_limit,
+            flow.key_rate_limit,
         )
         return self._configure_queue(queue, change)
 

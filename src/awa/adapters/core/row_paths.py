@@ -16,7 +16,7 @@ import attrs
 
 from awa.adapters._fencing import Writes
 from awa.adapters.core.fenced import FencedCore
-from awa.adapters.core.flow import within_limits
+from awa.adapters.core.flow import HeldBackCounts, candidate_window, within_limits
 from awa.adapters.core.transaction import RowTransaction
 from awa.domain import FirePlan, Job, NewJob, OnConflict, decisions
 from awa.domain.unique import Blocked, answer_inserts, blocked_inserts, refuse_blocked
@@ -24,7 +24,7 @@ from awa.domain.unique import Blocked, answer_inserts, blocked_inserts, refuse_b
 __all__ = ["RowPaths"]
 
 
-class RowPaths(FencedCore):
+class RowPaths(HeldBackCounts, FencedCore):
     """``StoreCore``'s ``_insert``, ``_claim``, ``_promote`` and ``_fire`` over a
     ``RowTransaction``; a store lists it before ``StoreCore`` among its bases."""
 
@@ -43,15 +43,26 @@ class RowPaths(FencedCore):
             if tx.queue_paused(queue):
                 return []
             now = tx.now()
-            candidates = tx.claim_candidates(queue, limit, priority_aging_s)
+            flow = tx.queue_flow(queue)
+            per_key = candidate_window(flow)
+            candidates = tx.claim_candidates(queue, limit, priority_aging_s, per_key)
             if priority_aging_s:
                 candidates.sort(key=lambda job: decisions.claim_order(job, now, priority_aging_s))
             else:
                 candidates.sort(key=decisions.PLAIN_CLAIM_ORDER)
-            chosen = candidates[:limit]
-            flow = tx.queue_flow(queue)
-            if flow is not None:
-                chosen = within_limits(tx, queue, flow, chosen, now)
+            if flow is None:
+                chosen = candidates[:limit]
+            else:
+                chosen = within_limits(
+                    tx,
+                    queue,
+                    flow,
+                    candidates if per_key else candidates[:limit],
+                    limit,
+                    now,
+                    priority_aging_s,
+                    self._count_held_back,
+                )
             claimed = [decisions.claim(job, now, deadline_duration_s) for job in chosen]
             _write_kept(tx, claimed)
             return claimed

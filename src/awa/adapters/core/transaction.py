@@ -8,7 +8,7 @@ its own (PostgreSQL) needs only ``Transaction``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Protocol, TypeVar
 
@@ -86,7 +86,8 @@ class JobBatch:
 class SettingsChange:
     """``configure_queue``'s checked settings, as an adapter stores them: a retention or
     ``dlq_enabled`` that is ``None`` stays as it is; a flow limit that is ``UNCHANGED`` stays
-    as it is, and ``None`` removes it. A changed ``rate_limit`` starts a full bucket."""
+    as it is, and ``None`` removes it. A ``rate_limit`` given starts a full bucket, a
+    ``key_rate_limit`` given full buckets for every key."""
 
     dlq_enabled: bool | None = None
     finished_retention_s: float | None = None
@@ -94,6 +95,8 @@ class SettingsChange:
     failed_retention_s: float | None = None
     concurrency_limit: int | Unchanged | None = UNCHANGED
     rate_limit: RateLimit | Unchanged | None = UNCHANGED
+    key_concurrency_limit: int | Unchanged | None = UNCHANGED
+    key_rate_limit: RateLimit | Unchanged | None = UNCHANGED
 
     def applied_to(self, old: QueueSettings) -> QueueSettings:
         """``old`` with this change made (for a store that keeps settings as values)."""
@@ -106,6 +109,8 @@ class SettingsChange:
             _given(self.failed_retention_s, old.failed_retention_s),
             _kept(self.concurrency_limit, old.concurrency_limit),
             _kept(self.rate_limit, old.rate_limit),
+            _kept(self.key_concurrency_limit, old.key_concurrency_limit),
+            _kept(self.key_rate_limit, old.key_rate_limit),
         )
 
 
@@ -122,11 +127,15 @@ def _kept(value: T | Unchanged, old: T) -> T:
 
 @attrs.frozen
 class QueueFlow:
-    """What a claim of a limited queue decides under: its limits, and its rate bucket as the
-    last claim left it (``None``: full, as after ``rate_limit`` was set)."""
+    """What a claim of a limited queue decides under: its limits, its rate bucket as the
+    last claim left it (``None``: full, as after ``rate_limit`` was set), and, in a queue with
+    key limits, the key whose turn came last (``turn_cursor``; ``None`` is the jobs without a
+    key) once a claim took a turn (``turn_taken``; before that, turns start at the first key)."""
 
     limits: FlowLimits
     bucket: Bucket | None = None
+    turn_cursor: str | None = None
+    turn_taken: bool = False
 
 
 class Transaction(Protocol):
@@ -208,6 +217,25 @@ class FlowTransaction(Transaction, Protocol):
         """Store ``queue``'s rate bucket as a claim left it."""
         ...
 
+    def live_by_key(self, queue: str) -> dict[str, int]:
+        """How many attempts of ``queue`` are live per ``concurrency_key`` (keys with none,
+        and the jobs without a key, left out). Asked only of a queue with key limits."""
+        ...
+
+    def key_buckets(self, queue: str, keys: Sequence[str]) -> dict[str, Bucket]:
+        """The rate buckets of these keys of ``queue`` as claims left them; a key without
+        one is full (left out). Asked only of a queue with a ``key_rate_limit``."""
+        ...
+
+    def keep_key_buckets(self, queue: str, buckets: Mapping[str, Bucket]) -> None:
+        """Store these keys' rate buckets as a claim left them."""
+        ...
+
+    def keep_turn_cursor(self, queue: str, key: str | None) -> None:
+        """Store the key whose turn came last in ``queue`` (``None``: the jobs without a key):
+        the next claim's turns start after it (``awa.domain.flow_turns``)."""
+        ...
+
 
 class RowTransaction(FlowTransaction, Protocol):
     """A ``Transaction`` that also reads what the core's own claim, promote and insert decide
@@ -217,10 +245,19 @@ class RowTransaction(FlowTransaction, Protocol):
         """Whether ``queue`` is paused (a queue without settings is not)."""
         ...
 
-    def claim_candidates(self, queue: str, limit: int, priority_aging_s: float) -> list[Job]:
+    def claim_candidates(
+        self, queue: str, limit: int, priority_aging_s: float, per_key: bool = False
+    ) -> list[Job]:
         """Lock runnable jobs of ``queue`` (available, scheduled or retryable, ``run_at`` come
-        by ``now()``) among which are the first ``limit`` in ``decisions.claim_order`` with
-        ``priority_aging_s``; in any order (the core sorts them)."""
+        by ``now()``) whose ordering key is free, among which are the first ``limit`` in
+        ``decisions.claim_order`` with ``priority_aging_s``; with ``per_key``, the first
+        ``limit`` of each ``concurrency_key`` and of the jobs without one. In any order (the
+        core sorts them).
+
+        THE ORDERING FILTER: a job with an ``ordering_key`` is a candidate only if it is the
+        key's head, the lowest id among the unfinished jobs of its ``(queue, ordering_key)``
+        (scheduled, available, retryable, running, waiting_external), and no attempt of the
+        key is live. So at most one job per key is a candidate (``awa.domain.flow_claims``)."""
         ...
 
     def due_jobs(self, limit: int) -> list[Job]:

@@ -305,6 +305,9 @@ class MemoryStore(RowPaths, StoreCore, WorkerPresence):
             settings = change.applied_to(self._table.settings(queue))
             if change.rate_limit is not UNCHANGED:
                 self._table.buckets.pop(queue, None)  # a new rate starts with a full bucket
+            if change.key_rate_limit is not UNCHANGED:
+                for key in [k for k in self._table.key_buckets if k[0] == queue]:
+                    del self._table.key_buckets[key]
             self._table.queues[queue] = settings
             return settings
 

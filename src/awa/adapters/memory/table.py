@@ -13,7 +13,7 @@ from typing import Any
 from awa.adapters.core import UniqueKeyRace
 from awa.domain import DlqEntry, Job, JobState, ScheduleRecord, holds_unique_key
 from awa.domain.defaults import PRIORITY_RANGE
-from awa.domain.flow import Bucket
+from awa.domain.flow import Bucket, QueueKey
 from awa.domain.retention import RETENTION_OF, Retention
 from awa.ports import Event, QueueSettings
 
@@ -22,6 +22,8 @@ __all__ = ["PENDING", "MemoryTable"]
 #: the states a job waits in to be claimed
 PENDING = frozenset({JobState.SCHEDULED, JobState.AVAILABLE, JobState.RETRYABLE})
 _WAITING_FOR_TIME = frozenset({JobState.SCHEDULED, JobState.RETRYABLE})
+#: the states whose jobs keep their ordering key's turn: not yet finished
+_UNFINISHED = frozenset(state for state in JobState if not state.is_terminal)
 
 
 class _SortedKeys:
@@ -54,6 +56,8 @@ class MemoryTable:
         self.dlq: dict[int, DlqEntry] = {}
         self.queues: dict[str, QueueSettings] = {}
         self.buckets: dict[str, Bucket] = {}  # a rate-limited queue's bucket, as claims left it
+        self.key_buckets: dict[QueueKey, Bucket] = {}  # the same per concurrency key
+        self.turn_cursors: dict[str, str | None] = {}  # a keyed queue's last turn
         self.callbacks: dict[str, int] = {}  # pending callback id -> job id
         self.schedules: dict[str, ScheduleRecord] = {}
         self.next_id = 1
@@ -65,6 +69,9 @@ class MemoryTable:
         # terminal, outside the DLQ, by retention: (finalized_at, id)
         self._finished_order = {retention: _SortedKeys() for retention in Retention}
         self.live: set[int] = set()
+        # (queue, ordering_key) -> the ids of its unfinished jobs, and its live attempts
+        self._ordering: dict[QueueKey, set[int]] = {}
+        self._ordering_live: dict[QueueKey, int] = {}
         self._holders: dict[str, int] = {}  # unique key -> the job holding it
 
     # -- jobs and their indexes ---------------------------------------------------------------
@@ -94,6 +101,11 @@ class MemoryTable:
             self.live.add(job.id)
         if job.finalized_at is not None:  # set exactly when the job is finished
             self._finished_order[RETENTION_OF[job.state]].add((job.finalized_at, job.id))
+        if job.ordering_key is not None and job.state in _UNFINISHED:
+            key = (job.queue, job.ordering_key)
+            self._ordering.setdefault(key, set()).add(job.id)
+            if job.state.is_live:
+                self._ordering_live[key] = self._ordering_live.get(key, 0) + 1
 
     def _unindex(self, job: Job) -> None:
         if job.unique_key is not None and self._holders.get(job.unique_key) == job.id:
@@ -107,23 +119,50 @@ class MemoryTable:
         self.live.discard(job.id)
         if job.finalized_at is not None:  # set exactly when the job is finished
             self._finished_order[RETENTION_OF[job.state]].remove((job.finalized_at, job.id))
+        if job.ordering_key is not None and job.state in _UNFINISHED:
+            key = (job.queue, job.ordering_key)
+            ids = self._ordering[key]
+            ids.discard(job.id)
+            if not ids:
+                del self._ordering[key]
+            if job.state.is_live:
+                self._ordering_live[key] -= 1
+                if not self._ordering_live[key]:
+                    del self._ordering_live[key]
 
-    def runnable(self, queue: str, now: datetime, limit: int) -> list[Job]:
-        """The first ``limit`` runnable jobs of each priority. A pending job is runnable once
-        its ``run_at`` has come, so within each priority the runnable ones come first, and
-        they age in that order too: these hold the first ``limit`` in claim order, aged or
-        not."""
+    def runnable(self, queue: str, now: datetime, limit: int, per_key: bool = False) -> list[Job]:
+        """The first ``limit`` runnable jobs of each priority whose ordering key is free
+        (``ordering_free``); with ``per_key``, the first ``limit`` of each priority and
+        ``concurrency_key``. A pending job is runnable once its ``run_at`` has come, so within
+        each priority the runnable ones come first, and they age in that order too: these
+        hold the first ``limit`` in claim order (of each key), aged or not."""
         order = self._claim_order.get(queue)
         if order is None:
             return []
         found: list[Job] = []
         for priority in PRIORITY_RANGE:
-            keys = order.from_prefix((priority,))
-            for taken, (key_priority, run_at, job_id) in enumerate(keys):
-                if key_priority != priority or run_at > now or taken == limit:
+            taken: dict[str | None, int] = {}
+            for key_priority, run_at, job_id in order.from_prefix((priority,)):
+                if key_priority != priority or run_at > now:
                     break
-                found.append(self.jobs[job_id])
+                job = self.jobs[job_id]
+                group = job.concurrency_key if per_key else None
+                if taken.get(group, 0) == limit:
+                    if per_key:
+                        continue
+                    break
+                if self.ordering_free(job):
+                    taken[group] = taken.get(group, 0) + 1
+                    found.append(job)
         return found
+
+    def ordering_free(self, job: Job) -> bool:
+        """THE ORDERING FILTER (``RowTransaction.claim_candidates``): the job has no ordering
+        key, or it is its key's head (lowest unfinished id) and no attempt of the key is live."""
+        if job.ordering_key is None:
+            return True
+        key = (job.queue, job.ordering_key)
+        return key not in self._ordering_live and min(self._ordering[key]) == job.id
 
     def due(self, now: datetime, limit: int) -> list[Job]:
         """Up to ``limit`` scheduled and retryable jobs whose ``run_at`` has come, in
@@ -176,6 +215,14 @@ class MemoryTable:
 
     def live_attempts(self, queue: str) -> int:
         return sum(1 for job_id in self.live if self.jobs[job_id].queue == queue)
+
+    def live_by_key(self, queue: str) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for job_id in self.live:
+            job = self.jobs[job_id]
+            if job.queue == queue and job.concurrency_key is not None:
+                counts[job.concurrency_key] = counts.get(job.concurrency_key, 0) + 1
+        return counts
 
     def dlq_enabled(self, queue: str) -> bool:
         settings = self.queues.get(queue)

@@ -4,7 +4,7 @@ reading it, and a write replaces it."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from awa.adapters._fencing import Locked, Writes, available_queues
@@ -93,7 +93,10 @@ class MemoryTransaction:
         limits = self._table.settings(queue).flow_limits
         if limits.is_unlimited:
             return None
-        return QueueFlow(limits, self._table.buckets.get(queue))  # the store's lock is held
+        cursors = self._table.turn_cursors  # the store's lock is held
+        return QueueFlow(
+            limits, self._table.buckets.get(queue), cursors.get(queue), queue in cursors
+        )
 
     def live_attempts(self, queue: str) -> int:
         return self._table.live_attempts(queue)
@@ -101,8 +104,24 @@ class MemoryTransaction:
     def keep_bucket(self, queue: str, bucket: Bucket) -> None:
         self._table.buckets[queue] = bucket
 
-    def claim_candidates(self, queue: str, limit: int, priority_aging_s: float) -> list[Job]:
-        return self._table.runnable(queue, self._now, limit)
+    def live_by_key(self, queue: str) -> dict[str, int]:
+        return self._table.live_by_key(queue)
+
+    def key_buckets(self, queue: str, keys: Sequence[str]) -> dict[str, Bucket]:
+        stored = self._table.key_buckets
+        return {key: stored[(queue, key)] for key in keys if (queue, key) in stored}
+
+    def keep_key_buckets(self, queue: str, buckets: Mapping[str, Bucket]) -> None:
+        for key, bucket in buckets.items():
+            self._table.key_buckets[(queue, key)] = bucket
+
+    def keep_turn_cursor(self, queue: str, key: str | None) -> None:
+        self._table.turn_cursors[queue] = key
+
+    def claim_candidates(
+        self, queue: str, limit: int, priority_aging_s: float, per_key: bool = False
+    ) -> list[Job]:
+        return self._table.runnable(queue, self._now, limit, per_key)
 
     def due_jobs(self, limit: int) -> list[Job]:
         return self._table.due(self._now, limit)

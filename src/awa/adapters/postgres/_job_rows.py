@@ -335,6 +335,8 @@ JOB_DECODERS: Decoders = {
     "callback_result": _loaded,
     "unique_key": _same,
     "unique_states": states_of,
+    "concurrency_key": _same,
+    "ordering_key": _same,
 }
 #: how the driver's values are read: the fast way, psycopg has loaded the JSON already
 LOADED = StoredValues(

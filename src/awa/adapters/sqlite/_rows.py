@@ -212,6 +212,8 @@ JOB_DECODERS: Decoders = {
     "callback_result": _any_json,
     "unique_key": _optional_text,
     "unique_states": lambda stored: states_of(None if stored is None else _integer(stored)),
+    "concurrency_key": _optional_text,
+    "ordering_key": _optional_text,
 }
 
 

@@ -85,6 +85,16 @@ class MachineBase(RuleBasedStateMachine):
         self.resolved: set[str] = set()
         self.paused: set[str] = set()
         self.concurrency_limits: dict[str, int] = {}  # what limit_queue stored, per queue
+        self.key_limits: dict[str, int] = {}  # what limit_keys stored, per queue
+
+    def _limit_keys(self, queue: str, limit: int | None) -> None:
+        settings = self.store.configure_queue(queue, key_concurrency_limit=limit)
+        assert settings.key_concurrency_limit == limit
+        if limit is None:
+            self.key_limits.pop(queue, None)
+        else:
+            self.key_limits[queue] = limit
+        self.retention[queue] = settings
 
     def _job(self, index: int) -> int:
         ids = sorted(self.models)

@@ -157,6 +157,12 @@ class OperatorRules(MachineBase):
             self.concurrency_limits[queue] = limit
         self.retention[queue] = settings
 
+    @rule(queue=st.sampled_from(QUEUES), limit=st.sampled_from([None, 1, 2]))
+    def limit_keys(self, queue: str, limit: int | None) -> None:
+        """Set or remove a queue's ``key_concurrency_limit`` at any moment, below what runs
+        of a key too (``WorkerRules._claim`` holds the claims that follow to it)."""
+        self._limit_keys(queue, limit)
+
     @precondition(lambda self: bool(self.models))
     @rule(key=st.sampled_from(["a", "b"]))
     def cancel_by_unique_key(self, key: str) -> None:

@@ -39,15 +39,30 @@ _UNIQUE = st.one_of(st.none(), _KEYED, _KEYED)
 class ProducerRules(MachineBase):
     @initialize(
         jobs=st.lists(
-            st.tuples(st.sampled_from(QUEUES), st.integers(1, 4), st.integers(1, 3)),
+            st.tuples(
+                st.sampled_from(QUEUES),
+                st.integers(1, 4),
+                st.integers(1, 3),
+                st.sampled_from([None, "a", "a"]),
+                st.sampled_from([None, None, "o"]),
+            ),
             min_size=2,
             max_size=4,
-        )
+        ),
+        key_limit=st.sampled_from([None, 1]),
     )
-    def seed_jobs(self, jobs: list[tuple[str, int, int]]) -> None:
-        # start with work on both queues so short runs still reach re-claims and rescues
-        for queue, priority, max_attempts in jobs:
-            self.insert(queue, priority, max_attempts, 0, None, "raise")
+    def seed_jobs(
+        self, jobs: list[tuple[str, int, int, str | None, str | None]], key_limit: int | None
+    ) -> None:
+        # start with work on both queues so short runs still reach re-claims and rescues, and
+        # with jobs of one key, often on a queue that limits keys: the keyed claims' laws need
+        # two jobs of a key at once, which few short runs would reach from empty queues
+        for queue, priority, max_attempts, concurrency_key, ordering_key in jobs:
+            self.insert(
+                queue, priority, max_attempts, 0, None, "raise", concurrency_key, ordering_key
+            )
+        if key_limit is not None:
+            self._limit_keys(QUEUES[0], key_limit)
 
     @precondition(lambda self: len(self.models) < self.jobs_max)
     @rule(
@@ -57,6 +72,8 @@ class ProducerRules(MachineBase):
         delay_s=st.sampled_from([0, 0, 45]),
         unique=_UNIQUE,
         on_conflict=st.sampled_from(["raise", "skip"]),
+        concurrency_key=st.sampled_from([None, "a", "b"]),
+        ordering_key=st.sampled_from([None, None, "o"]),
     )
     def insert(
         self,
@@ -66,6 +83,8 @@ class ProducerRules(MachineBase):
         delay_s: int,
         unique: tuple[str, Unique] | None,
         on_conflict: str,
+        concurrency_key: str | None = None,
+        ordering_key: str | None = None,
     ) -> None:
         run_at = self.clock.now() + timedelta(seconds=delay_s) if delay_s else None
         new = NewJob(
@@ -76,6 +95,8 @@ class ProducerRules(MachineBase):
             run_at=run_at,
             args={"key": unique[0]} if unique else {},
             unique=unique[1] if unique else None,
+            concurrency_key=concurrency_key,
+            ordering_key=ordering_key,
         )
         jobs, _ = self._all()
         holder = self._holder(new.unique_key_at(run_at or self.clock.now()), jobs)

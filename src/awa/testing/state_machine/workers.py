@@ -8,6 +8,9 @@ or claims the wrong job, fails here.
 
 from __future__ import annotations
 
+from collections import Counter
+from datetime import datetime
+
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
@@ -41,14 +44,18 @@ class WorkerRules(MachineBase):
         now = self.clock.now()
         jobs, _ = self._all()
         runnable = sorted(
-            (j for j in jobs.values() if j.queue == queue and decisions.is_claimable(j, now)),
+            (j for j in jobs.values() if j.queue == queue and _ordering_free(j, jobs, now)),
             key=lambda j: decisions.claim_order(j, now, aging_s),
         )
-        expected = (
-            [] if queue in self.paused else [j.id for j in runnable[: self._slots(queue, limit)]]
-        )
+        slots = self._slots(queue, limit)  # before the claim: it counts live attempts
         claimed = self.store.claim(queue, limit=limit, priority_aging_s=aging_s)
-        assert [j.id for j in claimed] == expected, "claim took the wrong jobs"
+        if queue in self.paused:
+            assert claimed == [], "a paused queue's claim took jobs"
+        elif queue in self.key_limits:
+            self._check_keyed(queue, slots, runnable, claimed, jobs)
+        else:
+            expected = [j.id for j in runnable[:slots]]
+            assert [j.id for j in claimed] == expected, "claim took the wrong jobs"
         for job in claimed:
             before = jobs[job.id]
             model = self.models[job.id]
@@ -73,6 +80,41 @@ class WorkerRules(MachineBase):
         jobs, _ = self._all()
         live = sum(1 for j in jobs.values() if j.queue == queue and j.state.is_live)
         return max(0, min(limit, cap - live))
+
+    def _check_keyed(
+        self,
+        queue: str,
+        slots: int,
+        runnable: list[Job],
+        claimed: list[Job],
+        jobs: dict[int, Job],
+    ) -> None:
+        """A claim of a queue with a key limit: which keys' turn it was depends on the turn
+        cursor, so the machine checks what must hold whoever's turn: only runnable jobs,
+        each key's first in claim order, no key past its limit (nor past what it ran
+        already, when a lowered limit left it over), and as many as the limits leave free
+        (a job is held back only by a limit it is under). ``slots``: what the queue's own
+        limits leave the claim (``_slots``), ``jobs`` as they were before it."""
+        cap = self.key_limits[queue]
+        live = Counter(
+            j.concurrency_key for j in jobs.values() if j.queue == queue and j.state.is_live
+        )
+        by_key: dict[str | None, list[int]] = {}
+        for job in runnable:
+            by_key.setdefault(job.concurrency_key, []).append(job.id)
+        taken: dict[str | None, list[int]] = {}
+        for job in claimed:
+            taken.setdefault(job.concurrency_key, []).append(job.id)
+        free = 0
+        for key, ids in by_key.items():
+            room = len(ids) if key is None else max(0, cap - live[key])
+            assert len(taken.get(key, [])) <= room, f"key {key!r} went past its limit"
+            assert sorted(taken.get(key, [])) == sorted(ids[: len(taken.get(key, []))]), (
+                f"key {key!r}: a claim passed over the key's first job in claim order"
+            )
+            free += min(len(ids), room)
+        assert set(taken) <= set(by_key), "claim took a job that was not runnable"
+        assert len(claimed) == min(slots, free), "claim held back jobs"
 
     @precondition(lambda self: any(m.leases for m in self.models.values()))
     @rule(index=st.integers(0, 200), progress=_PROGRESS, metadata=_METADATA)
@@ -216,3 +258,15 @@ class WorkerRules(MachineBase):
             result = self.store.heartbeat([Heartbeat(Lease(job_id, n))])[0]
             assert isinstance(result, Stale), f"lease {n} of a {before.state} job is not live"
         self._expect_unchanged(before, "heartbeat with a lease that does not own the job")
+
+
+def _ordering_free(job: Job, jobs: dict[int, Job], now: datetime) -> bool:
+    """Claimable, and free to start by its ordering key: its key's oldest unfinished job,
+    with no attempt of the key live (``RowTransaction.claim_candidates``)."""
+    if not decisions.is_claimable(job, now):
+        return False
+    if job.ordering_key is None:
+        return True
+    same = [j for j in jobs.values() if (j.queue, j.ordering_key) == (job.queue, job.ordering_key)]
+    unfinished = [j for j in same if not j.state.is_terminal]
+    return not any(j.state.is_live for j in same) and min(j.id for j in unfinished) == job.id

@@ -264,10 +264,20 @@ def test_the_ordering_filter_reads_two_covering_index_ranges(statement: str) -> 
 
 
 @pytest.mark.parametrize("statement", ["claim_candidates_per_key", "claim_candidates_per_key_aged"])
-def test_the_per_key_window_reads_each_keys_jobs_in_its_index_order(statement: str) -> None:
+def test_the_per_key_window_seeks_each_key_then_reads_its_range_in_claim_order(
+    statement: str,
+) -> None:
     plan = _plan(statement)
-    assert any("SEARCH j USING INDEX jobs_claim_key_idx (queue=?)" in step for step in plan), plan
-    assert not any("TEMP B-TREE" in step for step in plan), plan  # no sort for the window
+    # the keys one seek each (a skip scan), not every job of the queue
+    assert any(
+        "USING INDEX jobs_claim_key_idx (queue=? AND concurrency_key>?)" in step for step in plan
+    ), plan
+    # each key's jobs (IS: the key-less ones too) a range of its own, in the index's order
+    assert any(
+        "SEARCH j USING INDEX jobs_claim_key_idx (queue=? AND concurrency_key=?" in step
+        for step in plan
+    ), plan
+    assert not any("TEMP B-TREE" in step for step in plan), plan  # no sort
 
 
 def test_counting_live_attempts_per_key_uses_its_own_index() -> None:

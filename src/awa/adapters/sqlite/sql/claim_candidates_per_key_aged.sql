@@ -5,14 +5,16 @@
 --   orders them.
 -- Parameters: queue, now (us), limit. Transition: row 3 follows, in the domain, for those
 --   awa.adapters.core.flow.within_limits grants.
--- Index: jobs_claim_key_idx (queue, concurrency_key, priority, run_at, id): each key's and
---   priority's jobs in the window's order; the filter's (part ordering_free) only for jobs
---   with an ordering key, before the numbering.
-SELECT {job_columns} FROM (
-    SELECT {j.job_columns},
-           row_number() OVER (PARTITION BY j.concurrency_key, j.priority
-                              ORDER BY j.run_at, j.id) AS place
-    FROM awa_jobs AS j
-    WHERE j.queue = :queue AND j.run_at <= :now
-      AND j.state IN ('available', 'scheduled', 'retryable') AND {part:ordering_free})
-WHERE place <= :limit
+-- Index: jobs_claim_key_idx (queue, concurrency_key, priority, run_at, id): the keys by a skip
+--   scan (part claim_keys), then one range per key and priority, read until `limit` pass the
+--   filter (part ordering_free, only for jobs with an ordering key). `IS`: the NULL row reads
+--   the key-less jobs' ranges.
+WITH RECURSIVE {part:claim_keys},
+bands (priority) AS (VALUES (1), (2), (3), (4))
+SELECT {chosen.job_columns} FROM keys CROSS JOIN bands JOIN awa_jobs AS chosen ON chosen.id IN (
+    SELECT j.id FROM awa_jobs AS j
+    WHERE j.queue = :queue AND j.concurrency_key IS keys.key AND j.priority = bands.priority
+      AND j.run_at <= :now AND j.state IN ('available', 'scheduled', 'retryable')
+      AND {part:ordering_free}
+    ORDER BY j.run_at, j.id
+    LIMIT :limit)

@@ -61,8 +61,9 @@ CREATE INDEX jobs_ordering_idx ON awa_jobs (queue, ordering_key, id, state)
       AND state IN ('scheduled', 'available', 'retryable', 'running', 'waiting_external');
 CREATE INDEX jobs_ordering_live_idx ON awa_jobs (queue, ordering_key, state)
     WHERE ordering_key IS NOT NULL AND state IN ('running', 'waiting_external');
--- claim_candidates_per_key*.sql: a keyed queue's runnable jobs read in the window's own order,
--- each concurrency_key's (and the key-less jobs') in claim order, so it numbers them unsorted.
+-- claim_candidates_per_key*.sql, the per-key window: a skip scan seeks each concurrency_key of a
+-- queue's runnable jobs, then reads that key's (or the key-less jobs') first few in claim order:
+-- a key's jobs behind its first few that pass the ordering filter are never read.
 CREATE INDEX jobs_claim_key_idx ON awa_jobs (queue, concurrency_key, priority, run_at, id)
     WHERE state IN ('available', 'scheduled', 'retryable');
 -- live_by_key.sql: one queue's live attempts counted per key from the index alone.

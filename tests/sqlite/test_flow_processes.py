@@ -17,7 +17,7 @@ import sqlite3
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import closing
 from pathlib import Path
 
@@ -49,12 +49,13 @@ END;
 
 
 class Claimers:
-    """The claiming processes, each a pipe in and a pipe out."""
+    """The claiming processes, each a pipe in and a pipe out; ``options`` go to each one's
+    command line (``flow_claimer.py``)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, options: Sequence[str] = ()) -> None:
         self.procs = [
             subprocess.Popen(
-                [sys.executable, str(CLAIMER), str(path), QUEUE],
+                [sys.executable, str(CLAIMER), str(path), QUEUE, *options],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=(path.parent / f"claimer-{n}.err").open("w"),

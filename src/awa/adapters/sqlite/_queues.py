@@ -1,6 +1,6 @@
 """A queue's row in ``awa_queues``: its settings (the part ``settings_columns``) to a
-``QueueSettings`` and back, and its flow limits and bucket (``queue_flow.sql``) to the
-``QueueFlow`` a claim decides under. Retentions are stored in whole microseconds, the bucket's
+``QueueSettings`` and back, and its flow limits, bucket and turn cursor (``queue_flow.sql``) to
+the ``QueueFlow`` a claim decides under. Retentions are stored in whole microseconds, the bucket's
 time as every time of this store (``_rows.micros``)."""
 
 from __future__ import annotations
@@ -31,7 +31,10 @@ def _rate(per_second: float | None, burst: int | None) -> RateLimit | None:
 
 def settings_of(row: Sequence[Any]) -> QueueSettings:
     """A row of the part ``settings_columns``."""
-    queue, paused, dlq_enabled, finished_us, dlq_us, failed_us, limit, per_second, burst = row
+    (
+        queue, paused, dlq_enabled, finished_us, dlq_us, failed_us, limit, per_second, burst,
+        key_limit, key_per_second, key_burst,
+    ) = row  # fmt: skip
     return QueueSettings(
         queue,
         bool(paused),
@@ -41,13 +44,15 @@ def settings_of(row: Sequence[Any]) -> QueueSettings:
         seconds_of(failed_us),
         limit,
         _rate(per_second, burst),
+        key_limit,
+        _rate(key_per_second, key_burst),
     )
 
 
 def settings_params(settings: QueueSettings, new_rate: bool) -> dict[str, Any]:
     """``configure_queue.sql``'s parameters; ``new_rate``: the rate was given, and its bucket
     starts full."""
-    rate = settings.rate_limit
+    rate, key_rate = settings.rate_limit, settings.key_rate_limit
     return {
         "queue": settings.queue,
         "dlq_enabled": int(settings.dlq_enabled),
@@ -57,6 +62,9 @@ def settings_params(settings: QueueSettings, new_rate: bool) -> dict[str, Any]:
         "concurrency_limit": settings.concurrency_limit,
         "rate_per_second": None if rate is None else rate.per_second,
         "rate_burst": None if rate is None else rate.burst,
+        "key_concurrency_limit": settings.key_concurrency_limit,
+        "key_rate_per_second": None if key_rate is None else key_rate.per_second,
+        "key_rate_burst": None if key_rate is None else key_rate.burst,
         "new_rate": int(new_rate),
     }
 
@@ -66,10 +74,18 @@ def flow_of(row: Sequence[Any] | None) -> QueueFlow | None:
     queue has no limit."""
     if row is None:
         return None
-    limit, per_second, burst, tokens, updated_us = row
-    limits = FlowLimits(concurrency_limit=limit, rate_limit=_rate(per_second, burst))
+    (
+        limit, per_second, burst, tokens, updated_us, key_limit, key_per_second, key_burst,
+        turn_cursor, turn_taken,
+    ) = row  # fmt: skip
+    limits = FlowLimits(
+        concurrency_limit=limit,
+        rate_limit=_rate(per_second, burst),
+        key_concurrency_limit=key_limit,
+        key_rate_limit=_rate(key_per_second, key_burst),
+    )
     if limits.is_unlimited:
         return None
     # no bucket (a new rate, or none drawn on yet) reads as full; the pair is both or neither
     bucket = None if tokens is None else Bucket(tokens, time_of(updated_us))
-    return QueueFlow(limits, bucket)
+    return QueueFlow(limits, bucket, turn_cursor, bool(turn_taken))

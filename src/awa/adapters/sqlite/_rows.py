@@ -230,6 +230,8 @@ def job_params(job: Job) -> dict[str, Any]:
         tags=dump_json(job.tags),
         unique_key=job.unique_key,
         unique_states=unique_states_mask(job.unique_states) if job.unique_key is not None else None,
+        concurrency_key=job.concurrency_key,
+        ordering_key=job.ordering_key,
     )
     return params
 
@@ -321,4 +323,6 @@ def schedule_params(record: ScheduleRecord) -> dict[str, Any]:
         "last_fire_at": micros(record.last_fire_at),
         "created_at": micros(record.created_at),
         "updated_at": micros(record.updated_at),
+        "concurrency_key": job.concurrency_key,
+        "ordering_key": job.ordering_key,
     }

@@ -424,6 +424,8 @@ class SqliteStore(RowPaths, StoreCore, WorkerPresence):
             settings = change.applied_to(QueueSettings(queue) if row is None else settings_of(row))
             params = settings_params(settings, new_rate=change.rate_limit is not UNCHANGED)
             stored = tx.conn.execute(SQL["configure_queue"], params).fetchone()
+            if change.key_rate_limit is not UNCHANGED:  # a key rate given: every key starts full
+                tx.conn.execute(SQL["delete_key_buckets"], {"queue": queue})
         return settings_of(stored)
 
     def queue_stats(self) -> list[QueueStats]:

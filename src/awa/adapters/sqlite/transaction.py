@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -21,6 +21,7 @@ from awa.adapters.sqlite._rows import (
     micros,
     schedule_from_row,
     schedule_params,
+    time_of,
     write_params,
 )
 from awa.adapters.sqlite._sql import SQL
@@ -30,6 +31,14 @@ from awa.domain.rescue import rescue_cause
 from awa.ports import CallbackResolved, CancelRequested, Event, JobsAvailable
 
 __all__ = ["SqliteTransaction"]
+
+#: claim_candidates' statement by (per_key, aged)
+_CANDIDATES = {
+    (False, False): "claim_candidates",
+    (False, True): "claim_candidates_aged",
+    (True, False): "claim_candidates_per_key",
+    (True, True): "claim_candidates_per_key_aged",
+}
 
 
 class SqliteTransaction:
@@ -124,11 +133,34 @@ class SqliteTransaction:
         params = {"queue": queue, "tokens": bucket.tokens, "updated_at": micros(bucket.updated_at)}
         self.conn.execute(SQL["keep_bucket"], params)
 
-    def claim_candidates(self, queue: str, limit: int, priority_aging_s: float) -> list[Job]:
+    def live_by_key(self, queue: str) -> dict[str, int]:
+        rows = self.conn.execute(SQL["live_by_key"], {"queue": queue})
+        return {key: int(n) for key, n in rows}
+
+    def key_buckets(self, queue: str, keys: Sequence[str]) -> dict[str, Bucket]:
+        params = {"queue": queue, "keys": dump_json(list(keys))}
+        rows = self.conn.execute(SQL["key_buckets"], params)
+        return {key: Bucket(tokens, time_of(updated_us)) for key, tokens, updated_us in rows}
+
+    def keep_key_buckets(self, queue: str, buckets: Mapping[str, Bucket]) -> None:
+        self.conn.executemany(
+            SQL["keep_key_buckets"],
+            [
+                {"queue": queue, "key": key, "tokens": b.tokens, "updated_at": micros(b.updated_at)}
+                for key, b in buckets.items()
+            ],
+        )
+
+    def keep_turn_cursor(self, queue: str, key: str | None) -> None:
+        self.conn.execute(SQL["keep_turn_cursor"], {"queue": queue, "key": key})
+
+    def claim_candidates(
+        self, queue: str, limit: int, priority_aging_s: float, per_key: bool = False
+    ) -> list[Job]:
         params = {"queue": queue, "now": micros(self._now), "limit": limit}
         # aged: the first few of every priority, for the domain to order; else the index's
-        # order is the claim order
-        statement = "claim_candidates_aged" if priority_aging_s else "claim_candidates"
+        # order is the claim order. per_key: the same within each concurrency_key apart
+        statement = _CANDIDATES[per_key, bool(priority_aging_s)]
         return [job_from_row(row) for row in self.conn.execute(SQL[statement], params)]
 
     def due_jobs(self, limit: int) -> list[Job]:

@@ -49,7 +49,7 @@ from awa.ports.store import BATCH_SIZE_MAX
 from awa.ports.unchanged import UNCHANGED, Unchanged
 
 __all__ = [
-    "FlowChange",
+    "CheckedSettings",
     "check_batch",
     "check_before_id",
     "check_bulk_filter",
@@ -279,9 +279,10 @@ def check_queue_settings(
     *,
     key_concurrency_limit: object = UNCHANGED,
     key_rate_limit: object = UNCHANGED,
-) -> FlowChange:
+) -> CheckedSettings:
     """``configure_queue``: a queue and at least one setting; ``None`` leaves a retention or
-    ``dlq_enabled`` as it is, ``UNCHANGED`` a flow limit. Returns the flow limits checked."""
+    ``dlq_enabled`` as it is, ``UNCHANGED`` a flow limit. Returns the settings as checked: a
+    retention to the microsecond, as every store keeps it."""
     check_queue(queue)
     if dlq_enabled is not None:
         check_flag("dlq_enabled", dlq_enabled)
@@ -290,10 +291,11 @@ def check_queue_settings(
         ("failed_retention", failed_retention_s),
         ("dlq_retention", dlq_retention_s),
     )
-    for name, seconds in retentions:
-        if seconds is not None:
-            check_seconds(name, seconds, allow_zero=False)
-    flow = FlowChange(
+    finished, failed, dead = (
+        None if seconds is None else check_seconds(name, seconds, allow_zero=False)
+        for name, seconds in retentions
+    )
+    checked = CheckedSettings(
         concurrency_limit
         if concurrency_limit is UNCHANGED
         else FlowLimits(concurrency_limit=concurrency_limit).concurrency_limit,
@@ -304,29 +306,32 @@ def check_queue_settings(
         key_rate_limit
         if key_rate_limit is UNCHANGED
         else check_rate_limit("key_rate_limit", key_rate_limit),
+        finished_retention_s=finished,
+        failed_retention_s=failed,
+        dlq_retention_s=dead,
     )
-    if (
-        dlq_enabled is None
-        and all(seconds is None for _, seconds in retentions)
-        and flow == FlowChange()
-    ):
+    if dlq_enabled is None and checked == CheckedSettings():
         raise ValidationError(
             "nothing to configure: give dlq_enabled, finished_retention_s, failed_retention_s,"
             " dlq_retention_s, concurrency_limit, rate_limit, key_concurrency_limit or"
             " key_rate_limit"
         )
-    return flow
+    return checked
 
 
 @attrs.frozen
-class FlowChange:
-    """The flow limits a ``configure_queue`` call gives, checked: ``UNCHANGED`` where it
-    gives none, ``None`` where it removes one."""
+class CheckedSettings:
+    """The settings a ``configure_queue`` call gives, checked: a flow limit ``UNCHANGED``
+    where it gives none, ``None`` where it removes one; a retention ``None`` where it gives
+    none, else the seconds a store keeps (to the microsecond)."""
 
     concurrency_limit: int | Unchanged | None = UNCHANGED
     rate_limit: RateLimit | Unchanged | None = UNCHANGED
     key_concurrency_limit: int | Unchanged | None = UNCHANGED
     key_rate_limit: RateLimit | Unchanged | None = UNCHANGED
+    finished_retention_s: float | None = None
+    failed_retention_s: float | None = None
+    dlq_retention_s: float | None = None
 
 
 def check_list_filter(

@@ -252,9 +252,9 @@ class Operating(FencedCore):
         )
         change = SettingsChange(
             dlq_enabled,
-            None if finished_retention_s is None else float(finished_retention_s),
-            None if dlq_retention_s is None else float(dlq_retention_s),
-            None if failed_retention_s is None else float(failed_retention_s),
+            flow.finished_retention_s,
+            flow.dlq_retention_s,
+            flow.failed_retention_s,
             flow.concurrency_limit,
             flow.rate_limit,
             flow.key_concurrency_limit,

@@ -31,6 +31,7 @@ mixin                       module                area
 ``MaintenanceContract``     ``maintenance``       promote, retention, leadership
 ``QueueSettingsContract``   ``queue_settings``    configure_queue, retention per queue
 ``FlowContract``            ``flow``              concurrency and rate limits per queue
+``FlowKeysContract``        ``flow_keys``         limits per concurrency key, ordering keys
 ``UniqueContract``          ``unique``            unique keys through every transition
 ``PeriodicContract``        ``periodic``          schedules, due fires, the fire's compare-and-set
 ``SummaryContract``         ``summary``           the queue summary (an optional capability)
@@ -48,6 +49,7 @@ from awa.testing.contract.callbacks import CallbackContract
 from awa.testing.contract.dlq import DlqContract
 from awa.testing.contract.fencing import FencingContract
 from awa.testing.contract.flow import FlowContract
+from awa.testing.contract.flow_keys import FlowKeysContract
 from awa.testing.contract.hints import HintContract
 from awa.testing.contract.hostile import HostileInputContract
 from awa.testing.contract.insert_claim import InsertClaimContract
@@ -73,6 +75,7 @@ __all__ = [
     "DlqContract",
     "FencingContract",
     "FlowContract",
+    "FlowKeysContract",
     "Given",
     "HintContract",
     "HostileInputContract",
@@ -112,6 +115,7 @@ class ClaimStoreContract(
     MaintenanceContract,
     QueueSettingsContract,
     FlowContract,
+    FlowKeysContract,
     UniqueContract,
     PeriodicContract,
     SummaryContract,

@@ -188,3 +188,13 @@ class QueueSettingsContract(StoreFixtures):
         assert len(store.list_dlq(queue="long")) == 1
         clock.advance(900)
         assert store.expire_dlq(older_than_s=100) == 1
+
+    def test_a_retention_is_kept_to_the_microsecond_as_every_store_keeps_it(
+        self, store: ClaimStore
+    ) -> None:
+        # 1.0078125 is exact in binary and 7 digits long: a store keeping the float as given
+        # would answer 1.0078125 where PostgreSQL's interval answers 1.007812
+        settings = store.configure_queue("mail", finished_retention_s=1.0078125)
+        assert settings.finished_retention_s == 1.007812
+        [stats] = [s for s in store.queue_stats() if s.queue == "mail"]
+        assert stats.finished_retention_s == 1.007812

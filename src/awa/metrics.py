@@ -14,6 +14,7 @@ instrument                          Prometheus                            attrib
 ``awa.claim.size`` (histogram)      ``awa_claim_size``                    queue
 ``awa.rescues`` (counter)           ``awa_rescues_total``                 cause, queue
 ``awa.finishes.stale`` (counter)    ``awa_finishes_stale_total``          reason, queue
+``awa.claims.throttled`` (counter)  ``awa_claims_throttled_total``        queue, reason
 ``awa.jobs`` (gauge)                ``awa_jobs``                          queue, state
 ``awa.queue.oldest_age`` (gauge, s) ``awa_queue_oldest_age_seconds``      queue
 ``awa.dlq.depth`` (gauge)           ``awa_dlq_depth``                     queue
@@ -26,6 +27,11 @@ of its tasks is registered on; every other kind and queue (job data: a producer 
 any number) shares the one value ``UNHANDLED``, so junk cannot fill the exporter's cardinality
 limit and push the real series into its overflow. Rescues keep their queue's name: only jobs
 some worker claimed are rescued, so their queues are ones a worker of the fleet works.
+
+``awa.claims.throttled`` counts the jobs a claim left waiting because a flow limit held them
+back (``docs/flow-control.md``), by the first reason that held each: ``concurrency``,
+``key_concurrency``, ``ordering``, ``rate`` or ``key_rate``. A job waiting through several
+claims is counted by each, so read it as a rate: how hard the limits are pushing back.
 
 Pickup latency is how long a job waited to be claimed once due (``attempted_at - run_at``, on
 the store's clock). The queue gauges are read by the maintenance leader alone, once per
@@ -194,6 +200,7 @@ class Metrics(Observer):
         self._attempts: Counter[tuple[str, ...]] = Counter()  # (outcome, kind, queue)
         self._rescues: Counter[tuple[str, ...]] = Counter()  # (cause, queue)
         self._stale: Counter[tuple[str, ...]] = Counter()  # (reason, queue)
+        self._throttled: Counter[tuple[str, ...]] = Counter()  # (queue, reason)
         for name, counts, labels, description in (
             ("awa.attempts", self._attempts, _ATTEMPT_LABELS, "Attempts ended, by outcome"),
             ("awa.rescues", self._rescues, ("cause", "queue"), "Attempts rescued, by cause"),
@@ -207,6 +214,12 @@ class Metrics(Observer):
             meter.create_observable_counter(
                 name, [_observed(counts, labels)], unit="{attempt}", description=description
             )
+        meter.create_observable_counter(
+            "awa.claims.throttled",
+            [_observed(self._throttled, ("queue", "reason"))],
+            unit="{job}",
+            description="Jobs a claim left waiting because a flow limit held them back",
+        )
         meter.create_observable_gauge(
             "awa.jobs", [self._jobs], unit="{job}", description="Jobs per queue and state"
         )
@@ -274,6 +287,11 @@ class Metrics(Observer):
         for job in jobs:  # the wait is worked out only for the observations recorded
             if pickup.due() and job.attempted_at is not None:
                 pickup.record_now(max((job.attempted_at - job.run_at).total_seconds(), 0.0))
+
+    def claims_held_back(self, queue: str, held: Mapping[str, int]) -> None:
+        label = self._queue(queue)
+        for reason, count in held.items():
+            self._throttled[(label, reason)] += count
 
     def maintained(self, report: MaintenanceReport, rescued: Sequence[Rescued]) -> None:
         for item in rescued:  # of jobs some worker claimed: their queues are worked ones

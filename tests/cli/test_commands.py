@@ -310,6 +310,30 @@ def test_queue_config_sets_flow_limits_and_stats_shows_live_against_them(
     assert store.configure_queue("api", dlq_enabled=False).concurrency_limit is None
 
 
+def test_queue_config_sets_key_limits_and_stats_shows_them(awa: Awa, store: PostgresStore) -> None:
+    done = awa("queue", "config", "api", "--key-concurrency-limit", "2", "--key-rate-limit", "1.5,3")
+    assert done.code == 0, done.stderr
+    assert "per concurrency key at most 2 live at once, 1.5/s, burst 3" in " ".join(
+        done.stdout.split()
+    )
+    store.insert([NewJob(kind="call", queue="api", concurrency_key="t") for _ in range(5)])
+    assert len(store.claim("api", limit=5)) == 2
+    [stats] = awa("queue", "stats", "--queue", "api", "--json").json["queues"]
+    assert (stats["key_concurrency_limit"], stats["key_rate_limit"]) == (
+        2,
+        {"per_second": 1.5, "burst": 3},
+    )
+    assert "key 2, key 1.5/s, burst 3" in awa("queue", "stats").stdout
+    removed = awa("queue", "config", "api", "--key-rate-limit", "none", "--json").json
+    assert (removed["key_concurrency_limit"], removed["key_rate_limit"]) == (2, None)
+    refused = awa("queue", "config", "api", "--key-concurrency-limit", "-1")
+    assert refused.code != 0
+    assert refused.stderr.strip().splitlines() == [
+        "awa: error: key_concurrency_limit must be an integer from 1 to 1000000 or None, got -1"
+    ]
+    assert store.configure_queue("api", dlq_enabled=False).key_concurrency_limit == 2
+
+
 def test_queue_config_sets_what_every_worker_reads_and_stats_shows_it(
     awa: Awa, store: PostgresStore
 ) -> None:
@@ -330,6 +354,8 @@ def test_queue_config_sets_what_every_worker_reads_and_stats_shows_it(
         "failed_retention_s": None,
         "concurrency_limit": None,
         "rate_limit": None,
+        "key_concurrency_limit": None,
+        "key_rate_limit": None,
     }
     assert "7d/default/12h" in awa("queue", "stats").stdout
     failed = awa("queue", "config", "media", "--failed-retention", "30d", "--json").json

@@ -3,6 +3,7 @@ that cross the queue: the inserting span is the parent of every attempt's span."
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -109,6 +110,40 @@ def test_rescues_are_counted_by_cause_by_the_leader() -> None:
         await until(lambda: "awa.rescues" in _points(reader))
         rescues = _points(reader)["awa.rescues"]
         assert _value(rescues, cause="heartbeat_stale", queue="default").value == 1
+        await client.shutdown()
+
+    run(story)
+
+
+KEY_HELD = {"queue": "api", "reason": "key_concurrency"}
+
+
+def test_jobs_a_flow_limit_holds_back_are_counted_by_queue_and_reason(backend: Backend) -> None:
+    async def story() -> None:
+        _, _, [client] = backend.clients()
+        reader = InMemoryMetricReader()
+        metrics = Metrics(MeterProvider(metric_readers=[reader]))
+        await client.configure_queue("api", key_concurrency_limit=1)
+        release = asyncio.Event()
+
+        @client.task(Work, queue="api")
+        async def handle(job: awa.Job[Work]) -> None:
+            await release.wait()
+
+        jobs = [await client.insert(Work(), concurrency_key="t") for _ in range(3)]
+        await client.start([("api", 5)], observers=[metrics])
+        await reaches(client, jobs[0].id, S.RUNNING)
+
+        def throttled() -> bool:
+            points = _points(reader).get("awa.claims.throttled", [])
+            return any(dict(p.attributes) == KEY_HELD for p in points)
+
+        await until(throttled)
+        held = _value(_points(reader)["awa.claims.throttled"], **KEY_HELD)
+        assert held.value >= 2  # the two jobs of the key behind the running one, each claim
+        release.set()
+        for job in jobs:
+            await reaches(client, job.id, S.COMPLETED)
         await client.shutdown()
 
     run(story)

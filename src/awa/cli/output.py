@@ -83,6 +83,8 @@ def stats_data(stats: QueueStats, now: datetime) -> dict[str, Any]:
         "live": stats.live,
         "concurrency_limit": stats.concurrency_limit,
         "rate_limit": converter.unstructure(stats.rate_limit),
+        "key_concurrency_limit": stats.key_concurrency_limit,
+        "key_rate_limit": converter.unstructure(stats.key_rate_limit),
     }
 
 

@@ -87,6 +87,22 @@ def add_parser(commands: Commands) -> None:
         help="start at most PER_SECOND attempts a second, BURST at once, across every worker"
         " (none: no limit)",
     )
+    p.add_argument(
+        "--key-concurrency-limit",
+        type=limit_or_none,
+        default=UNCHANGED,
+        metavar="N|none",
+        help="at most N attempts of each concurrency key of the queue live at once (none: no"
+        " limit); the keys then take turns",
+    )
+    p.add_argument(
+        "--key-rate-limit",
+        type=rate_or_none,
+        default=UNCHANGED,
+        metavar="PER_SECOND,BURST|none",
+        help="start at most PER_SECOND attempts a second, BURST at once, of each concurrency key"
+        " (none: no limit)",
+    )
     p = command(
         queue,
         "drain",
@@ -128,12 +144,17 @@ def _kept(seconds: float | None) -> str:
 
 def queue_config(args: argparse.Namespace, session: Session) -> None:
     given = (args.dlq, args.finished_retention, args.failed_retention, args.dlq_retention)
-    limits = (args.concurrency_limit, args.rate_limit)
+    limits = (
+        args.concurrency_limit,
+        args.rate_limit,
+        args.key_concurrency_limit,
+        args.key_rate_limit,
+    )
     if all(value is None for value in given) and all(limit is UNCHANGED for limit in limits):
         raise Refused(
             "nothing to set: give --dlq on|off, --finished-retention, --failed-retention,"
-            " --dlq-retention, --concurrency-limit or --rate-limit (`awa queue stats` shows the"
-            " current settings)"
+            " --dlq-retention, --concurrency-limit, --rate-limit, --key-concurrency-limit or"
+            " --key-rate-limit (`awa queue stats` shows the current settings)"
         )
     with session.client(args) as client:
         settings: QueueSettings = client.configure_queue(
@@ -144,6 +165,8 @@ def queue_config(args: argparse.Namespace, session: Session) -> None:
             failed_retention_s=args.failed_retention,
             concurrency_limit=args.concurrency_limit,
             rate_limit=args.rate_limit,
+            key_concurrency_limit=args.key_concurrency_limit,
+            key_rate_limit=args.key_rate_limit,
         )
     if args.json:
         out.print_json(out.converter.unstructure(settings), session.stdout)
@@ -159,8 +182,7 @@ def queue_config(args: argparse.Namespace, session: Session) -> None:
 
 
 def _limits(settings: QueueSettings) -> str:
-    unlimited = settings.concurrency_limit is None and settings.rate_limit is None
-    return "" if unlimited else f"; {wording.flow_limits_text(settings)}"
+    return "" if settings.flow_limits.is_unlimited else f"; {wording.flow_limits_text(settings)}"
 
 
 def queue_stats(args: argparse.Namespace, session: Session) -> None:

@@ -145,15 +145,25 @@ def flow_limits_text(settings: QueueSettings) -> str:
         else f"at most {settings.concurrency_limit} live at once"
     )
     rate = "no rate limit" if settings.rate_limit is None else rate_text(settings.rate_limit)
-    return f"{concurrency}, {rate}"
+    per_key = []
+    if settings.key_concurrency_limit is not None:
+        per_key.append(f"at most {settings.key_concurrency_limit} live at once")
+    if settings.key_rate_limit is not None:
+        per_key.append(rate_text(settings.key_rate_limit))
+    keys = f"; per concurrency key {', '.join(per_key)}" if per_key else ""
+    return f"{concurrency}, {rate}{keys}"
 
 
 def flow_column(stats: QueueStats) -> str:
-    """Live attempts against the concurrency limit, and the rate: ``3/5, 200/s, burst 50``;
-    ``-`` for a queue with no limit."""
+    """Live attempts against the concurrency limit, the rate, and the per-key limits:
+    ``3/5, 200/s, burst 50, key 2, key 1/s, burst 3``; ``-`` for a queue with no limit."""
     parts = []
     if stats.concurrency_limit is not None:
         parts.append(f"{stats.live}/{stats.concurrency_limit}")
     if stats.rate_limit is not None:
         parts.append(rate_text(stats.rate_limit))
+    if stats.key_concurrency_limit is not None:
+        parts.append(f"key {stats.key_concurrency_limit}")
+    if stats.key_rate_limit is not None:
+        parts.append(f"key {rate_text(stats.key_rate_limit)}")
     return ", ".join(parts) or "-"

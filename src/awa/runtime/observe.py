@@ -131,6 +131,12 @@ class Observer:
         """One claim took ``jobs`` (possibly none) of ``queue`` at ``now`` (the worker's
         clock); each job's wait is ``job.attempted_at - job.run_at`` on the store's clock."""
 
+    def claims_held_back(self, queue: str, held: Mapping[str, int]) -> None:
+        """Claims of ``queue`` left jobs waiting that its flow limits held back: how many
+        since last heard, by reason (``awa.domain.flow.HOLD_REASONS``), each job once a claim
+        under the first reason that held it. Heard only on a store that counts them
+        (``awa.ports.CountsHeldBack``)."""
+
     def attempt_ended(self, end: AttemptEnd) -> None:
         """An attempt's outcome was written (or refused as stale), or it was given up."""
 
@@ -177,6 +183,9 @@ class Observers(Observer):
 
     def claimed(self, queue: str, jobs: Sequence[Job], now: datetime) -> None:
         self._each("claimed", queue, jobs, now)
+
+    def claims_held_back(self, queue: str, held: Mapping[str, int]) -> None:
+        self._each("claims_held_back", queue, held)
 
     def hears(self, ending: Ending) -> bool:
         # a loop, not any(genexpr): asked once per attempt, the generator costs a busy worker

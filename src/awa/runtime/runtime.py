@@ -18,7 +18,7 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
 from awa.domain import AwaError, Lease, Schedule, Snooze, ValidationError
@@ -129,6 +129,7 @@ class Runtime:
                 claimed=self._claimed,
                 clock=self.clock,
                 shared=self.shared,
+                held_back=self._held_back,
             )
             for q in queues
         }
@@ -156,6 +157,7 @@ class Runtime:
                 self.stats,
                 self.observers,
                 batch_max=config.finish_batch_max,
+                finished=self._finished,
             ),
             *([] if self._real_time else [self._heartbeats]),
             DeadlineService(
@@ -383,6 +385,27 @@ class Runtime:
         self.stats.claimed += taken
         self.stats.claimed_ahead += ahead
         self.scheduler.wake("deadlines")  # it looks at the new attempts
+
+    def _held_back(self, counts: Mapping[str, Mapping[str, int]]) -> None:
+        """The store's flow limits held jobs back (``ClaimService``): their queues' claims
+        are throttled until an outcome gives a slot back, and the observers hear of it."""
+        for queue, held in counts.items():
+            claimer = self._claimers.get(queue)
+            if claimer is not None:
+                claimer.throttled = True
+            if held and self.observers:
+                self.observers.claims_held_back(queue, held)
+
+    def _finished(self, queues: Mapping[str, bool]) -> None:
+        """Outcomes of these queues were written (``True``: one had an ordering key). A
+        throttled queue, or one whose ordering key just moved on, claims again at once: the
+        slot this process saw freed when its handler returned is free in the store only now,
+        and the claim it made at that moment found it taken (limits and ordering count the
+        store's live attempts, not this process's)."""
+        for queue, ordered in queues.items():
+            claimer = self._claimers.get(queue)
+            if claimer is not None and (ordered or claimer.throttled):
+                self.scheduler.wake(self._claim_slots[queue])
 
     def _slot_freed(self, queue: str) -> None:
         loop = self._loop

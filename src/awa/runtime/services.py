@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from awa.domain import AwaError, Fail, ValidationError
+from awa.domain import AwaError, Fail, Job, ValidationError
 from awa.domain.validation import storable_text
 from awa.ports import (
     Applied,
     Clock,
+    CountsHeldBack,
     Finish,
     MaintenanceStore,
     PartlyWritten,
@@ -87,11 +88,14 @@ class ClaimService:
         claimed: Callable[[int, int], None],
         clock: Clock,
         shared: SharedSlots | None = None,
+        held_back: Callable[[Mapping[str, Mapping[str, int]]], None] | None = None,
     ) -> None:
         """``dispatch`` runs claimed jobs, or holds those claimed ahead of a free slot;
         ``claimed(n, ahead)`` follows every claim that took ``n > 0`` jobs, ``ahead`` of them
         held for a slot. With ``shared`` (``global_max_workers``) the queue claims only what
-        the shared slots deal it, never ahead."""
+        the shared slots deal it, never ahead. ``held_back`` hears, after each claim, what
+        the store's flow limits held back since the last, by queue and reason (a store that
+        counts them: ``CountsHeldBack``)."""
         self.config = config
         self.name = f"claim:{config.queue}"
         self.draining = False
@@ -111,6 +115,16 @@ class ClaimService:
         self._clock = clock
         self._shared = shared
         self._poll_at: datetime | None = None  # weighted: when to look again for work
+        # asked once: the store counts what its flow limits held back (awa.claims.throttled)
+        self._take_held_back = (
+            store.take_held_back
+            if isinstance(store, CountsHeldBack) and held_back is not None
+            else None
+        )
+        self._held_back = held_back
+        #: the last claim left jobs of the queue that a flow limit held back: a slot an
+        #: attempt gives back in the store may let one start (``Runtime._finished``)
+        self.throttled = False
 
     async def run_once(self, now: datetime) -> float | None:
         cfg, table = self.config, self._table
@@ -146,8 +160,7 @@ class ClaimService:
                     self._admit(cfg, job, answered)
                     ahead += 1
             self._claimed(len(jobs), ahead)
-        if self._observers:
-            self._observers.claimed(cfg.queue, jobs, now)
+        self._heard(jobs, now)
         return 0.0 if len(jobs) == limit else cfg.poll_interval_s
 
     async def _run_shared(self, shared: SharedSlots, now: datetime) -> float | None:
@@ -180,12 +193,23 @@ class ClaimService:
         shared.landed(cfg.queue, limit, len(jobs))
         if jobs:
             self._claimed(len(jobs), 0)
-        if self._observers:
-            self._observers.claimed(cfg.queue, jobs, now)
+        self._heard(jobs, now)
         if len(jobs) == limit:
             return 0.0
         self._poll_at = now + timedelta(seconds=cfg.poll_interval_s)
         return cfg.poll_interval_s
+
+    def _heard(self, jobs: Sequence[Job], now: datetime) -> None:
+        """Tell the observers of a claim, and hand on what flow limits held back since the
+        last (the store's counts cover every queue of the process: whichever claim comes
+        first hands them on)."""
+        if self._observers:
+            self._observers.claimed(self.config.queue, jobs, now)
+        if self._take_held_back is not None and self._held_back is not None:
+            self.throttled = False
+            counts = self._take_held_back()
+            if counts:
+                self._held_back(counts)
 
     def _pace(self, asked: datetime, answered: datetime) -> None:
         """Size the claim-ahead: twice as many jobs as slots free up during one claim's round
@@ -238,13 +262,18 @@ class CompletionService:
         observers: Observers,
         *,
         batch_max: int,
+        finished: Callable[[Mapping[str, bool]], None] | None = None,
     ) -> None:
+        """``finished`` hears the queues of each batch's written outcomes (their attempts
+        gave their slots back in the store), each with whether one of them had an
+        ``ordering_key`` (its key's next job may start now)."""
         self._store = store
         self._call = store_call
         self._table = table
         self._stats = stats
         self._observers = observers
         self._batch_max = batch_max
+        self._finished = finished
 
     async def run_once(self, now: datetime) -> float | None:
         batch = self._table.take_finishes(self._batch_max)
@@ -268,9 +297,12 @@ class CompletionService:
         """Count and report what the store said about each written outcome."""
         heard = self._observers.heard()  # asked once a batch, not once an attempt
         finished = 0
+        queues: dict[str, bool] = {}
         for pending, result in zip(batch, results, strict=True):
             if isinstance(result, Applied):
                 finished += 1
+                job = result.job
+                queues[job.queue] = queues.get(job.queue, False) or job.ordering_key is not None
                 ending = Ending.of(result.job.state)
             elif isinstance(result, Stale):
                 self._stats.stale_finishes += 1
@@ -281,6 +313,8 @@ class CompletionService:
             if ending in heard:
                 self._observers.attempt_ended(_ended(pending, result))
         self._stats.finished += finished
+        if queues and self._finished is not None:
+            self._finished(queues)
 
     async def _write(self, batch: list[Finish], partly: list[PartlyWritten]) -> list[_Written]:
         """Write ``batch``; when the store refuses it as bad input, split it until the bad

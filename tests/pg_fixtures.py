@@ -59,7 +59,10 @@ __all__ = [
     "truncate",
 ]
 
-_TABLES = "awa.jobs, awa.dlq, awa.queues, awa.leader, awa.schedules, awa.workers, awa.queue_summary"
+_TABLES = (
+    "awa.jobs, awa.dlq, awa.queues, awa.leader, awa.schedules, awa.workers, awa.queue_summary,"
+    " awa.flow_key_buckets"
+)
 
 
 # -- where the server comes from ----------------------------------------------------------------

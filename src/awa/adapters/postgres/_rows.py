@@ -61,6 +61,7 @@ __all__ = [
     "job_after_attempt",
     "job_from_json",
     "job_from_row",
+    "rate_of",
     "read_time",
     "restore_params",
     "schedule_from_row",
@@ -219,6 +220,8 @@ def restore_params(jobs: Sequence[Job]) -> dict[str, Any]:
         tags=[dump_json(list(j.tags)) for j in jobs],
         unique_key=[j.unique_key for j in jobs],
         unique_states=[unique_states_mask(j.unique_states) for j in jobs],
+        concurrency_key=[j.concurrency_key for j in jobs],
+        ordering_key=[j.ordering_key for j in jobs],
     )
     return params
 
@@ -249,6 +252,8 @@ def schedule_params(records: Sequence[ScheduleRecord]) -> dict[str, Any]:
         "last_fire_at": [r.last_fire_at for r in records],
         "created_at": [r.created_at for r in records],
         "updated_at": [r.updated_at for r in records],
+        "concurrency_key": [j.concurrency_key for j in jobs],
+        "ordering_key": [j.ordering_key for j in jobs],
     }
 
 
@@ -272,8 +277,25 @@ def summary_from_row(row: Sequence[Any]) -> QueueSummary:
 
 
 def settings_from_row(row: Sequence[Any]) -> QueueSettings:
-    """``configure_queue.sql``'s row: the settings, retentions in seconds, then the flow limits
-    (``rate_per_second`` and ``rate_burst`` both NULL or both set, by the table's CHECK)."""
-    queue, paused, dlq_enabled, finished_s, dlq_s, failed_s, concurrency, per_second, burst = row
-    rate = None if per_second is None else RateLimit(per_second, burst)
-    return QueueSettings(queue, paused, dlq_enabled, finished_s, dlq_s, failed_s, concurrency, rate)
+    """``configure_queue.sql``'s row: the settings, retentions in seconds, then the flow limits:
+    the queue's, then its keys' (each rate's per second and burst both NULL or both set, by the
+    table's CHECKs)."""
+    queue, paused, dlq_enabled, finished_s, dlq_s, failed_s, *flow = row
+    concurrency, per_second, burst, key_concurrency, key_per_second, key_burst = flow
+    return QueueSettings(
+        queue,
+        paused,
+        dlq_enabled,
+        finished_s,
+        dlq_s,
+        failed_s,
+        concurrency,
+        rate_of(per_second, burst),
+        key_concurrency,
+        rate_of(key_per_second, key_burst),
+    )
+
+
+def rate_of(per_second: float | None, burst: int | None) -> RateLimit | None:
+    """A stored rate limit: its two columns, NULL together (the CHECKs) for none."""
+    return None if per_second is None or burst is None else RateLimit(per_second, burst)

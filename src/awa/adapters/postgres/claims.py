@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 from psycopg.rows import TupleRow
 
-from awa.adapters.core.flow import within_limits
+from awa.adapters.core.flow import HeldBackCounts, candidate_window, within_limits
 from awa.adapters.postgres._rows import checked_rows, interval, job_from_row
 from awa.adapters.postgres._sql import SQL
 from awa.adapters.postgres.transaction import PgTransaction
@@ -29,8 +29,9 @@ __all__ = ["PostgresClaims"]
 Cursor = psycopg.Cursor[TupleRow]
 
 
-class PostgresClaims:
-    """Mixed into ``PostgresStore``, whose statements and transactions these run in."""
+class PostgresClaims(HeldBackCounts):
+    """Mixed into ``PostgresStore``, whose statements and transactions these run in; counts
+    what flow limits held back for ``awa.claims.throttled`` (``awa.ports.CountsHeldBack``)."""
 
     #: the queues this store last found limited (a stale entry costs one transaction, a
     #: missing one the read of queue_limited.sql: claim.sql's guard keeps both safe)
@@ -64,8 +65,10 @@ class PostgresClaims:
     ) -> list[Job]:
         """A claim under the queue's limits, in one transaction: its row locked
         (``lock_queue_flow.sql``), candidates locked and live attempts counted after the lock
-        (``flow_candidates.sql``), the domain's decision, and the granted jobs claimed with the
-        bucket written (``claim_granted.sql``). No advisory lock: the row lock ends with the
+        (``flow_candidates.sql``; in a queue with key limits the keyed window,
+        ``flow_candidates_keyed.sql``, and the key counts and buckets the limits need), the
+        domain's decision, and the granted jobs claimed with the buckets and turn cursor
+        written (``claim_granted.sql``). No advisory lock: the row lock ends with the
         transaction, however the claimer ends."""
         with self._transaction("claiming jobs of a limited queue") as tx:
             flow = tx.queue_flow(queue)
@@ -73,12 +76,14 @@ class PostgresClaims:
                 self._limited_queues.discard(queue)
                 params = self._claim_params(queue, limit, deadline_duration_s, priority_aging_s)
                 return _claimed(tx.cur, params, priority_aging_s)
-            candidates = tx.flow_candidates(queue, limit, priority_aging_s)
+            candidates = tx.flow_candidates(queue, limit, priority_aging_s, candidate_window(flow))
             if not candidates:
                 return []
             now = tx.now()
             _sort_claimed(candidates, now, priority_aging_s)
-            granted = within_limits(tx, queue, flow, candidates, now)
+            granted = within_limits(
+                tx, queue, flow, candidates, limit, now, priority_aging_s, self._count_held_back
+            )
             claimed = tx.claim_granted(queue, granted, interval(deadline_duration_s))
         _sort_claimed(claimed, now, priority_aging_s)
         return claimed

@@ -30,7 +30,7 @@ from awa.domain import DlqEntry, Job, JobState
 from awa.domain.flow import RateLimit
 from awa.ports import QueueSettings, QueueStats
 from awa.ports.listing import Home, JobSummary
-from awa.ports.unchanged import UNCHANGED
+from awa.ports.unchanged import UNCHANGED, Unchanged
 
 __all__ = ["PostgresOperators"]
 
@@ -93,8 +93,10 @@ class PostgresOperators:
             "failed_retention": _seconds(change.failed_retention_s),
             **_flow_params(change),
         }
-        with self._statement("configuring a queue") as cur:
-            row = cur.execute(SQL["configure_queue"], params).fetchone()
+        with self._transaction("configuring a queue") as tx:
+            row = tx.cur.execute(SQL["configure_queue"], params).fetchone()
+            if params["key_rate_given"]:  # after the queue's row lock: clear_key_buckets.sql
+                tx.cur.execute(SQL["clear_key_buckets"], {"queue": queue})
         assert row is not None  # an upsert always returns its row
         return settings_from_row(row)
 
@@ -140,14 +142,22 @@ class PostgresOperators:
 def _flow_params(change: SettingsChange) -> dict[str, Any]:
     """The flow limits of ``configure_queue.sql``: each with a flag saying whether it is given
     (``UNCHANGED``: not given; ``None``: removed)."""
-    concurrency, rate = change.concurrency_limit, change.rate_limit
+    return {
+        **_limit_params("", change.concurrency_limit, change.rate_limit),
+        **_limit_params("key_", change.key_concurrency_limit, change.key_rate_limit),
+    }
+
+
+def _limit_params(
+    prefix: str, concurrency: int | Unchanged | None, rate: RateLimit | Unchanged | None
+) -> dict[str, Any]:
     given_rate = rate if isinstance(rate, RateLimit) else None
     return {
-        "concurrency_given": concurrency is not UNCHANGED,
-        "concurrency_limit": None if concurrency is UNCHANGED else concurrency,
-        "rate_given": rate is not UNCHANGED,
-        "rate_per_second": None if given_rate is None else given_rate.per_second,
-        "rate_burst": None if given_rate is None else given_rate.burst,
+        f"{prefix}concurrency_given": concurrency is not UNCHANGED,
+        f"{prefix}concurrency_limit": None if concurrency is UNCHANGED else concurrency,
+        f"{prefix}rate_given": rate is not UNCHANGED,
+        f"{prefix}rate_per_second": None if given_rate is None else given_rate.per_second,
+        f"{prefix}rate_burst": None if given_rate is None else given_rate.burst,
     }
 
 

@@ -4,7 +4,7 @@ one statement on one cursor inside the store's ``BEGIN ... COMMIT``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -17,6 +17,7 @@ from awa.adapters.core import JobBatch, QueueFlow
 from awa.adapters.postgres._rows import (
     checked_rows,
     job_from_row,
+    rate_of,
     restore_params,
     schedule_from_row,
     schedule_params,
@@ -26,7 +27,7 @@ from awa.adapters.postgres._rows import (
 from awa.adapters.postgres._sql import SQL
 from awa.adapters.postgres.held_rows import held_requests
 from awa.domain import Job, JobState, Lease, ScheduleRecord
-from awa.domain.flow import Bucket, FlowLimits, RateLimit
+from awa.domain.flow import Bucket, FlowLimits
 
 __all__ = [
     "DLQ_PREFIX",
@@ -45,8 +46,9 @@ LOCK_PREFIX = 2
 # ... in take_from_dlq.sql, lock_dlq_matching.sql, lock_schedules.sql and
 # upcoming_schedules.sql rows: now
 DLQ_PREFIX = 1
-# ... in flow_candidates.sql and flow_candidates_aged.sql rows: now, live attempts
+# ... in flow_candidates.sql rows (and its aged and keyed forms'): now, live attempts
 FLOW_PREFIX = 2
+_NO_TURN = object()  # keep_turn_cursor not called: the cursor stays as it is
 _STATES = {state.value: state for state in JobState}
 
 
@@ -73,6 +75,8 @@ class PgTransaction:
         # a limited queue's live attempts, as counted after its row lock (flow_candidates.sql)
         self._live: dict[str, int] = {}
         self._kept_buckets: dict[str, Bucket] = {}  # written by claim_granted
+        self._kept_key_buckets: dict[str, dict[str, Bucket]] = {}  # likewise, per key
+        self._kept_turns: dict[str, str | None] = {}  # likewise, the turn cursor
 
     def now(self) -> datetime:
         if self._now is None:  # nothing read the time yet: ask the database's clock
@@ -170,19 +174,33 @@ class PgTransaction:
         row = self.cur.execute(SQL["lock_queue_flow"], {"queue": queue}).fetchone()
         if row is None:
             return None
-        concurrency, per_second, burst, tokens, updated_at = row
-        rate = None if per_second is None else RateLimit(per_second, burst)
+        (
+            concurrency, per_second, burst, tokens, updated_at, key_concurrency,
+            key_per_second, key_burst, turn_cursor, turn_taken,
+        ) = row  # fmt: skip
+        limits = FlowLimits(
+            concurrency_limit=concurrency,
+            rate_limit=rate_of(per_second, burst),
+            key_concurrency_limit=key_concurrency,
+            key_rate_limit=rate_of(key_per_second, key_burst),
+        )
         bucket = None if tokens is None else Bucket(tokens, utc(updated_at))
-        return QueueFlow(FlowLimits(concurrency_limit=concurrency, rate_limit=rate), bucket)
+        return QueueFlow(limits, bucket, turn_cursor, turn_taken)
 
-    def flow_candidates(self, queue: str, limit: int, priority_aging_s: float) -> list[Job]:
-        """Up to ``limit`` runnable jobs of ``queue`` in the claim's order, locked, with its
-        live attempts counted in the same statement (``flow_candidates.sql``): call it once
-        ``queue_flow`` holds the queue's row."""
+    def flow_candidates(
+        self, queue: str, limit: int, priority_aging_s: float, per_key: bool = False
+    ) -> list[Job]:
+        """Runnable jobs of ``queue`` passed by the ordering filter, locked, with its live
+        attempts counted in the same statement: call it once ``queue_flow`` holds the queue's
+        row. Up to ``limit`` in the claim's order (``flow_candidates.sql``); with ``per_key``,
+        the keyed window, up to ``limit`` of each ``concurrency_key`` and of the jobs without
+        one (``flow_candidates_keyed.sql``), in any order."""
         params: dict[str, Any] = {"queue": queue, "limit": limit}
-        statement = "flow_candidates"
+        statement = "flow_candidates_keyed" if per_key else "flow_candidates"
         if priority_aging_s:
-            statement, params["aging_us"] = "flow_candidates_aged", round(priority_aging_s * 1e6)
+            statement += "_aged"
+            if not per_key:  # the keyed window is ranked by the store
+                params["aging_us"] = round(priority_aging_s * 1e6)
         rows = self._rows(statement, params, FLOW_PREFIX)
         if rows:
             self._live[queue] = int(rows[0][1])
@@ -199,14 +217,37 @@ class PgTransaction:
         """Kept until ``claim_granted``, which writes it in its own statement."""
         self._kept_buckets[queue] = bucket
 
+    def live_by_key(self, queue: str) -> dict[str, int]:
+        """``count_live_by_key.sql``, after the queue's row lock (``queue_flow``)."""
+        rows = self.cur.execute(SQL["count_live_by_key"], {"queue": queue}).fetchall()
+        return {key: int(n) for key, n in rows}
+
+    def key_buckets(self, queue: str, keys: Sequence[str]) -> dict[str, Bucket]:
+        """``key_buckets.sql``: one statement for every key of the claim's candidates."""
+        params = {"queue": queue, "keys": list(keys)}
+        rows = self.cur.execute(SQL["key_buckets"], params).fetchall()
+        return {key: Bucket(tokens, utc(updated_at)) for key, tokens, updated_at in rows}
+
+    def keep_key_buckets(self, queue: str, buckets: Mapping[str, Bucket]) -> None:
+        """Kept until ``claim_granted``, which writes them with the granted jobs."""
+        self._kept_key_buckets.setdefault(queue, {}).update(buckets)
+
+    def keep_turn_cursor(self, queue: str, key: str | None) -> None:
+        """Kept until ``claim_granted``, which writes it with the granted jobs."""
+        self._kept_turns[queue] = key
+
     def claim_granted(
         self, queue: str, jobs: Sequence[Job], deadline: timedelta | None
     ) -> list[Job]:
-        """Row 3 for ``jobs`` (locked by ``flow_candidates``), and the bucket ``keep_bucket``
-        kept for ``queue`` written, in one statement (``claim_granted.sql``)."""
+        """Row 3 for ``jobs`` (locked by ``flow_candidates``), and what ``keep_bucket``,
+        ``keep_key_buckets`` and ``keep_turn_cursor`` kept for ``queue`` written, in one
+        statement (``claim_granted.sql``)."""
         bucket = self._kept_buckets.pop(queue, None)
+        key_buckets = self._kept_key_buckets.pop(queue, {})
+        turn = self._kept_turns.pop(queue, _NO_TURN)
         if not jobs:  # a bucket nothing took from was only refilled: the next claim refills
-            return []  # the stored one the same way, so it need not be written
+            return []  # the stored one the same way, so it need not be written (nor does a
+            # cursor move without a grant: awa.domain.flow_claims)
         params = {
             "now": self.now(),
             "ids": [job.id for job in jobs],
@@ -214,6 +255,11 @@ class PgTransaction:
             "queue": queue,
             "tokens": None if bucket is None else bucket.tokens,
             "bucket_at": None if bucket is None else bucket.updated_at,
+            "key_names": list(key_buckets),
+            "key_tokens": [b.tokens for b in key_buckets.values()],
+            "key_ats": [b.updated_at for b in key_buckets.values()],
+            "turn_given": turn is not _NO_TURN,
+            "turn_cursor": None if turn is _NO_TURN else turn,
         }
         self.cur.execute(SQL["claim_granted"], params)
         return [job_from_row(row) for row in checked_rows(self.cur)]

@@ -30,6 +30,8 @@ COPY_CHUNK_JOBS = 200
 # COPY's text format: a backslash, tab, newline or carriage return inside a field is escaped
 _COPY_SPECIAL = re.compile(r"[\\\t\n\r]")
 _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+_NULL = "\\N"  # COPY's text for NULL
+_NO_KEYS = f"\t{_NULL}\t{_NULL}"
 
 
 def slices(jobs: Sequence[NewJob]) -> Iterator[Sequence[NewJob]]:
@@ -91,7 +93,7 @@ def copy_text(jobs: Sequence[Job], new: Sequence[NewJob]) -> str:
             head, tail = _shape_columns(job)
         lines.append(
             f"{job.id}\t{head}{_json_field(stored_args(request))}\t{tail}"
-            f"{_json_field(stored_json(request.metadata))}\n"
+            f"{_json_field(stored_json(request.metadata))}{_keys(request)}\n"
         )
     return "".join(lines)
 
@@ -113,9 +115,21 @@ def copy_rows(new: Sequence[NewJob], now: datetime, ids: Sequence[str]) -> tuple
                 woken[job.queue] = None
         lines.append(
             f"{job_id}\t{head}{_json_field(stored_args(request))}\t{tail}"
-            f"{_json_field(stored_json(request.metadata))}\n"
+            f"{_json_field(stored_json(request.metadata))}{_keys(request)}\n"
         )
     return "".join(lines), list(woken)
+
+
+def _keys(request: NewJob) -> str:
+    """The last two columns, ``concurrency_key`` and ``ordering_key``, each after a tab
+    (``\\N``: NULL), escaped: a key may hold any character."""
+    concurrency, ordering = request.concurrency_key, request.ordering_key
+    if concurrency is None and ordering is None:
+        return _NO_KEYS
+    return (
+        f"\t{_NULL if concurrency is None else _field(concurrency)}"
+        f"\t{_NULL if ordering is None else _field(ordering)}"
+    )
 
 
 def _shape_columns(job: Job) -> tuple[str, str]:

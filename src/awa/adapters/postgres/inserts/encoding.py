@@ -77,6 +77,8 @@ def single_params(job: NewJob, now: datetime | None) -> dict[str, Any]:
         "run_at": job.run_at,
         "tags": text_array(job.tags),
         "metadata": stored_json(job.metadata),
+        "concurrency_key": job.concurrency_key,
+        "ordering_key": job.ordering_key,
     }
 
 
@@ -133,6 +135,8 @@ def insert_params(jobs: Sequence[NewJob], now: datetime | None) -> dict[str, Any
         "may_repeat": _may_repeat(digests),
         "unique_period": periods,
         "unique_states": states,
+        "concurrency_key": [j.concurrency_key for j in jobs],
+        "ordering_key": [j.ordering_key for j in jobs],
     }
 
 
@@ -155,6 +159,8 @@ def portable_insert_params(
             "unique_digest": digest,
             "unique_period": period,
             "unique_states": mask,
+            "concurrency_key": j.concurrency_key,
+            "ordering_key": j.ordering_key,
         }
         for j, digest, period, mask in zip(jobs, digests, periods, states, strict=True)
     ]

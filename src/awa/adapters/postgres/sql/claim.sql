@@ -1,6 +1,7 @@
 -- Purpose: claim up to `limit` runnable jobs of one unpaused queue without flow limits for new
---   attempts: the fast path, one statement. A queue with a concurrency or rate limit claims
---   nothing here (the guard); its claims take the queue's row lock first (lock_queue_flow.sql,
+--   attempts, passed by the ordering filter (ordering_free.sqlpart: a job with an ordering key
+--   only as its key's head): the fast path, one statement. A queue with a concurrency or rate
+--   limit, of its own or per key, claims nothing here (the guard); its claims take the queue's row lock first (lock_queue_flow.sql,
 --   PostgresStore._claim_limited), and a claim that skipped that lock could start an attempt
 --   the limit forbids. The guard reads the queue's current row, so a worker that still thinks
 --   a queue unlimited cannot overrun its new limit.
@@ -16,7 +17,8 @@
 --   the moment the lock went. `t` is a CTE: read once, one time for every row. SKIP LOCKED
 --   waits for no row, so nothing holds the statement back once it runs.
 -- Index: jobs_claim_idx (queue, priority, run_at, id) WHERE state IN (available, scheduled,
---   retryable); SKIP LOCKED lets concurrent claimers take disjoint rows.
+--   retryable); SKIP LOCKED lets concurrent claimers take disjoint rows. jobs_ordering_idx and
+--   jobs_ordering_live_idx for the ordering filter, for the jobs with an ordering key only.
 WITH t AS (
     SELECT coalesce(%(now)s::timestamptz, clock_timestamp()) AS now
 ), picked AS (
@@ -25,10 +27,13 @@ WITH t AS (
     WHERE j.queue = %(queue)s
       AND j.state IN ('available', 'scheduled', 'retryable')
       AND j.run_at <= t.now
+      AND {part:ordering_free}
       AND NOT EXISTS (SELECT 1 FROM awa.queues AS q
                       WHERE q.queue = %(queue)s
                         AND (q.paused OR q.concurrency_limit IS NOT NULL
-                             OR q.rate_per_second IS NOT NULL))
+                             OR q.rate_per_second IS NOT NULL
+                             OR q.key_concurrency_limit IS NOT NULL
+                             OR q.key_rate_per_second IS NOT NULL))
     ORDER BY j.priority, j.run_at, j.id
     LIMIT %(limit)s
     FOR UPDATE OF j SKIP LOCKED

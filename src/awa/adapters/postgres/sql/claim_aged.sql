@@ -1,5 +1,6 @@
 -- Purpose: claim like claim.sql, in the order of priority aging: up to `limit` runnable jobs of
---   one unpaused queue without flow limits (the guard, as in claim.sql) by (effective
+--   one unpaused queue without flow limits (the guard, as in claim.sql), passed by the ordering
+--   filter (ordering_free.sqlpart), by (effective
 --   priority, run_at, id), where the effective priority is the priority less one step per
 --   `aging_us` microseconds waited since run_at, at least 1
 --   (awa.domain.decisions.effective_priority; integer arithmetic on both sides).
@@ -14,7 +15,8 @@
 --   its candidates (SKIP LOCKED as in claim.sql, and FOR UPDATE re-checks the claimable state):
 --   the ordering step then only ranks locked rows, and the ones it leaves out are let go when
 --   the claim commits. Locking in the scans keeps a state condition out of any lookup by id,
---   which would let the planner read all of jobs_hot_claim_idx (claim_picked.sqlpart).
+--   which would let the planner read all of jobs_hot_claim_idx (claim_picked.sqlpart). The
+--   ordering filter as claim.sql's.
 WITH t AS (
     SELECT coalesce(%(now)s::timestamptz, clock_timestamp()) AS now
 ), candidates AS (
@@ -28,6 +30,7 @@ WITH t AS (
           AND j.priority = p.priority
           AND j.state IN ('available', 'scheduled', 'retryable')
           AND j.run_at <= t.now
+          AND {part:ordering_free}
         ORDER BY j.run_at, j.id
         LIMIT %(limit)s
         FOR UPDATE OF j SKIP LOCKED
@@ -35,7 +38,9 @@ WITH t AS (
     WHERE NOT EXISTS (SELECT 1 FROM awa.queues AS q
                       WHERE q.queue = %(queue)s
                         AND (q.paused OR q.concurrency_limit IS NOT NULL
-                             OR q.rate_per_second IS NOT NULL))
+                             OR q.rate_per_second IS NOT NULL
+                             OR q.key_concurrency_limit IS NOT NULL
+                             OR q.key_rate_per_second IS NOT NULL))
 ), picked AS (
     SELECT c.id
     FROM candidates AS c

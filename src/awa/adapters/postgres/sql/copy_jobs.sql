@@ -10,5 +10,5 @@
 --   (notify_wakeup.sql), one per queue that got an available job.
 -- Index: none read; every index of awa.jobs_hot is written.
 COPY awa.jobs (id, kind, queue, args, state, priority, attempt, max_attempts, run_lease, run_at,
-               created_at, tags, metadata)
+               created_at, tags, metadata, concurrency_key, ordering_key)
 FROM STDIN

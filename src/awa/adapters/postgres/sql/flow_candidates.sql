@@ -1,5 +1,6 @@
 -- Purpose: the second statement of a claim of a limited queue, once lock_queue_flow.sql holds
---   the queue's row: up to `limit` runnable jobs in claim.sql's order, locked, and the queue's
+--   the queue's row: up to `limit` runnable jobs in claim.sql's order, passed by its ordering
+--   filter (ordering_free.sqlpart), locked, and the queue's
 --   live attempts counted, for awa.adapters.core.flow.within_limits to decide which may start.
 -- Parameters: now (timestamptz, NULL = the database clock), queue text, limit int.
 -- Transition: none by itself (the candidates are locked; claim_granted.sql does row 3 for the
@@ -13,8 +14,8 @@
 --   claims nothing here). `now` is read while this statement runs, after its snapshot: an
 --   attempt counted as ended finished before the ones claimed with this `now` started.
 -- Guard: none of claim.sql's: the row lock stands for it (lock_queue_flow.sql).
--- Index: jobs_claim_idx as claim.sql (the same scan, SKIP LOCKED), jobs_live_queue_idx for
---   the count.
+-- Index: jobs_claim_idx as claim.sql (the same scan, SKIP LOCKED, the same ordering filter),
+--   jobs_live_queue_idx for the count.
 WITH t AS (
     SELECT coalesce(%(now)s::timestamptz, clock_timestamp()) AS now
 ), {part:live_attempts}, picked AS (
@@ -23,6 +24,7 @@ WITH t AS (
     WHERE j.queue = %(queue)s
       AND j.state IN ('available', 'scheduled', 'retryable')
       AND j.run_at <= t.now
+      AND {part:ordering_free}
     ORDER BY j.priority, j.run_at, j.id
     LIMIT %(limit)s
     FOR UPDATE OF j SKIP LOCKED

@@ -1,5 +1,6 @@
 -- Purpose: flow_candidates.sql in the order of priority aging (claim_aged.sql's): up to
---   `limit` runnable jobs by (effective priority, run_at, id), locked, with the queue's live
+--   `limit` runnable jobs by (effective priority, run_at, id), passed by the ordering filter
+--   (ordering_free.sqlpart), locked, with the queue's live
 --   attempts counted.
 -- Parameters: now (timestamptz, NULL = the database clock), queue text, limit int, aging_us
 --   bigint (> 0).
@@ -22,6 +23,7 @@ WITH t AS (
           AND j.priority = p.priority
           AND j.state IN ('available', 'scheduled', 'retryable')
           AND j.run_at <= t.now
+          AND {part:ordering_free}
         ORDER BY j.run_at, j.id
         LIMIT %(limit)s
         FOR UPDATE OF j SKIP LOCKED

@@ -2,7 +2,7 @@
 --   once per connection, that returns only what the caller's Job lacks, its id and creation time.
 -- Parameters: now (timestamptz, NULL = the database clock), kind, queue, args (JSON text),
 --   priority, max_attempts, run_at (timestamptz or NULL), tags (a text[] literal), metadata
---   (JSON text).
+--   (JSON text), concurrency_key and ordering_key (text or NULL).
 -- Transition: row 1, the rule of awa.domain.decisions.create_job (scheduled when run_at is
 --   after now, else available), which the caller applies to the returned time to build the Job.
 --   The wake-up NOTIFY (awa_wakeup, payload: the queue) for an available job is the uncorrelated
@@ -14,12 +14,13 @@ WITH t AS (
     SELECT coalesce(%(now)s::timestamptz, now()) AS now
 ), i AS (
     INSERT INTO awa.jobs (kind, queue, args, state, priority, max_attempts, run_at, created_at,
-                      tags, metadata)
+                      tags, metadata, concurrency_key, ordering_key)
     SELECT %(kind)s, %(queue)s, %(args)s::jsonb,
            CASE WHEN coalesce(%(run_at)s::timestamptz, t.now) > t.now
                 THEN 'scheduled' ELSE 'available' END,
            %(priority)s, %(max_attempts)s, coalesce(%(run_at)s::timestamptz, t.now), t.now,
-           %(tags)s::text[], %(metadata)s::jsonb
+           %(tags)s::text[], %(metadata)s::jsonb, %(concurrency_key)s::text,
+           %(ordering_key)s::text
     FROM t
     RETURNING id, created_at, state, queue
 )

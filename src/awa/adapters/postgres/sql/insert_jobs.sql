@@ -13,13 +13,15 @@
 --   The wake-up NOTIFY (channel awa_wakeup, payload: the queue name) for each queue that got an
 --   available job is sent by the `woken` CTE, which PostgreSQL runs once: one statement, so a
 --   single insert is one round trip. Delivered on commit, dropped on rollback.
+--   `i.*` is the job columns in order (`inserted` returns {job_columns}, insert_unique.sqlpart):
+--   written out a third time, they would take the statement past 4 KB.
 -- Index: jobs_unique_key_idx finds holders. A concurrent insert that commits a key after this
 --   statement's snapshot makes it fail with unique_violation, nothing inserted: the caller
 --   runs it again and then sees the holder. jobs_pkey (identity) assigns ids in request order.
 WITH t AS (
     SELECT coalesce(%(now)s::timestamptz, now()) AS now
 ), {part:new_job_arrays}, {part:new_jobs}, {part:insert_unique}
-SELECT NULL::bigint AS blocked_ord, NULL::bigint AS repeat_of, {i.job_columns}, w.queues
+SELECT NULL::bigint AS blocked_ord, NULL::bigint AS repeat_of, i.*, w.queues
 FROM inserted AS i CROSS JOIN woken AS w
 UNION ALL
 SELECT h.ord, NULL, {j.job_columns}, 0

@@ -4,8 +4,8 @@
 --   JSON text, so nothing but text (and two booleans) crosses the driver. The text parameters
 --   are cast from text first, so a driver that infers parameter types (asyncpg) sees text too.
 -- Parameters: jobs text (a JSON array of {kind, queue, args, priority, max_attempts, run_at,
---   tags, metadata, unique_digest, unique_period, unique_states}, run_at an ISO timestamp or
---   null), now text (ISO timestamp, NULL = the database clock), skip_held and may_repeat
+--   tags, metadata, unique_digest, unique_period, unique_states, concurrency_key,
+--   ordering_key}, run_at an ISO timestamp or null), now text (ISO timestamp, NULL = the database clock), skip_held and may_repeat
 --   booleans (as insert_jobs.sql). Written with psycopg's named placeholders;
 --   caller_connections.py renders the driver's own.
 -- Transition: row 1 with unique keys, exactly as insert_jobs.sql (insert_unique.sqlpart); rows
@@ -23,6 +23,7 @@ WITH t AS (
            e.job->>'unique_digest' AS unique_digest,
            CAST(e.job->>'unique_period' AS bigint) AS unique_period,
            CAST(e.job->>'unique_states' AS smallint) AS unique_states,
+           e.job->>'concurrency_key' AS concurrency_key, e.job->>'ordering_key' AS ordering_key,
            e.ord
     FROM jsonb_array_elements(CAST(CAST(%(jobs)s AS text) AS jsonb)) WITH ORDINALITY AS e(job, ord)
 ), {part:new_jobs}, {part:insert_unique}

@@ -1,6 +1,6 @@
 -- Purpose: the first statement of a claim of a limited queue (PostgresStore._claim_limited):
---   lock the queue's row, and read its limits and rate bucket, only when it has a limit and
---   is not paused (else no row: no lock, and the claim takes claim.sql's path). The lock is
+--   lock the queue's row, and read its limits (its own and its keys'), rate bucket and turn
+--   cursor (awa.adapters.core.QueueFlow), only when it has a limit and is not paused (else no row: no lock, and the claim takes claim.sql's path). The lock is
 --   what holds a limit across the fleet: the claims of a limited queue take turns, each
 --   counting what the one before it committed (flow_candidates.sql). It is the row lock of
 --   the claim's own transaction, held until COMMIT: a claimer that dies leaks nothing (no
@@ -12,9 +12,12 @@
 --   and re-checks the WHERE on it: the bucket read is the one the previous claim wrote, and
 --   a limit removed (or a pause set) meanwhile returns no row.
 -- Index: queues_pkey.
-SELECT q.concurrency_limit, q.rate_per_second, q.rate_burst, q.rate_tokens, q.rate_updated_at
+SELECT q.concurrency_limit, q.rate_per_second, q.rate_burst, q.rate_tokens, q.rate_updated_at,
+       q.key_concurrency_limit, q.key_rate_per_second, q.key_rate_burst, q.turn_cursor,
+       q.turn_taken
 FROM awa.queues AS q
 WHERE q.queue = %(queue)s
   AND NOT q.paused
-  AND (q.concurrency_limit IS NOT NULL OR q.rate_per_second IS NOT NULL)
+  AND (q.concurrency_limit IS NOT NULL OR q.rate_per_second IS NOT NULL
+       OR q.key_concurrency_limit IS NOT NULL OR q.key_rate_per_second IS NOT NULL)
 FOR UPDATE

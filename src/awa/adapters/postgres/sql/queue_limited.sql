@@ -1,5 +1,5 @@
 -- Purpose: whether claims of a queue must take the limited path: it has a concurrency or rate
---   limit and is not paused. Asked only after claim.sql (or claim_aged.sql) claimed nothing,
+--   limit, of its own or per key, and is not paused. Asked only after claim.sql (or claim_aged.sql) claimed nothing,
 --   so an unlimited queue with jobs pays nothing for flow control, and one without jobs pays
 --   this one read (PostgresStore._claim).
 -- Parameters: queue text.
@@ -9,5 +9,6 @@ SELECT EXISTS (
     SELECT 1 FROM awa.queues AS q
     WHERE q.queue = %(queue)s
       AND NOT q.paused
-      AND (q.concurrency_limit IS NOT NULL OR q.rate_per_second IS NOT NULL)
+      AND (q.concurrency_limit IS NOT NULL OR q.rate_per_second IS NOT NULL
+           OR q.key_concurrency_limit IS NOT NULL OR q.key_rate_per_second IS NOT NULL)
 )

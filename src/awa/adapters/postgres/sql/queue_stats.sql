@@ -1,5 +1,6 @@
 -- Purpose: per queue: job counts by state, dead-letter depth, settings (retentions in
---   seconds, NULL: the leader's default; the flow limits, NULL: none), oldest available job.
+--   seconds, NULL: the leader's default; the flow limits, the queue's then its keys', NULL:
+--   none), oldest available job.
 --   Every queue that has jobs, dead-letter entries or settings appears, in name order.
 -- Parameters: none.
 -- Transition: none (read only).
@@ -20,7 +21,8 @@ SELECT n.queue, coalesce(c.by_state, '{}'::jsonb), coalesce(d.depth, 0),
        coalesce(q.paused, false), coalesce(q.dlq_enabled, false), c.oldest_available_at,
        extract(epoch FROM q.finished_retention)::float8, extract(epoch FROM q.dlq_retention)::float8,
        extract(epoch FROM q.failed_retention)::float8,
-       q.concurrency_limit, q.rate_per_second, q.rate_burst
+       q.concurrency_limit, q.rate_per_second, q.rate_burst, q.key_concurrency_limit,
+       q.key_rate_per_second, q.key_rate_burst
 FROM names AS n
 LEFT JOIN counts AS c ON c.queue = n.queue
 LEFT JOIN dlq AS d ON d.queue = n.queue

@@ -9,7 +9,7 @@ SELECT r.id, r.kind, r.queue, r.args::jsonb, r.state, r.priority, r.attempt, r.m
        r.run_lease, r.run_at, r.created_at, ARRAY(SELECT jsonb_array_elements_text(r.tags::jsonb)),
        r.metadata::jsonb, r.errors::jsonb, r.attempted_at, r.heartbeat_at, r.deadline_at,
        r.finalized_at, r.progress::jsonb, r.callback_id, r.callback_timeout_at,
-       r.callback_result::jsonb, r.unique_key, r.unique_states
+       r.callback_result::jsonb, r.unique_key, r.unique_states, r.concurrency_key, r.ordering_key
 FROM unnest(%(id)s::bigint[], %(kind)s::text[], %(queue)s::text[], %(args)s::text[],
             %(state)s::text[], %(priority)s::int[], %(attempt)s::int[],
             %(max_attempts)s::int[], %(run_lease)s::bigint[], %(run_at)s::timestamptz[],
@@ -18,5 +18,6 @@ FROM unnest(%(id)s::bigint[], %(kind)s::text[], %(queue)s::text[], %(args)s::tex
             %(heartbeat_at)s::timestamptz[], %(deadline_at)s::timestamptz[],
             %(finalized_at)s::timestamptz[], %(progress)s::text[], %(callback_id)s::text[],
             %(callback_timeout_at)s::timestamptz[], %(callback_result)s::text[],
-            %(unique_key)s::text[], %(unique_states)s::smallint[])
+            %(unique_key)s::text[], %(unique_states)s::smallint[],
+            %(concurrency_key)s::text[], %(ordering_key)s::text[])
      AS r({job_columns})

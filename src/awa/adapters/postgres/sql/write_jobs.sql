@@ -5,7 +5,7 @@
 --   callback_timeout_at timestamptz[], callback_id text[], callback_result text[] (JSON or
 --   NULL).
 -- Transition: whichever one the domain decided (rows 2, 4-18); run_lease is never written
---   here, so no path but a claim can move it, nor is the unique key: the state alone decides
+--   here, so no path but a claim can move it, nor are the unique key and the flow keys: the state alone decides
 --   whether the job holds it (jobs_unique_key_idx). An operator retry that takes a key back
 --   was checked by the core; a key a concurrent insert took since makes the index refuse the
 --   statement, and the core runs the verb again.
@@ -36,14 +36,15 @@ WITH u AS (
       AND awa.job_home(u.state, j.unique_key, j.unique_states)
           <> awa.job_home(j.state, j.unique_key, j.unique_states)
     RETURNING j.id, j.kind, j.queue, j.args, j.priority, j.max_attempts, j.run_lease,
-              j.created_at, j.tags, j.unique_key, j.unique_states
+              j.created_at, j.tags, j.unique_key, j.unique_states, j.concurrency_key,
+              j.ordering_key
 ), reborn AS (
     INSERT INTO awa.jobs ({job_columns})
     SELECT m.id, m.kind, m.queue, m.args, u.state, m.priority, u.attempt, m.max_attempts,
            m.run_lease, u.run_at, m.created_at, m.tags, u.metadata::jsonb, u.errors::jsonb,
            u.attempted_at, u.heartbeat_at, u.deadline_at, u.finalized_at, u.progress::jsonb,
            u.callback_id, u.callback_timeout_at, u.callback_result::jsonb, m.unique_key,
-           m.unique_states
+           m.unique_states, m.concurrency_key, m.ordering_key
     FROM moved AS m
     JOIN u ON u.id = m.id
 )

@@ -311,7 +311,9 @@ def test_queue_config_sets_flow_limits_and_stats_shows_live_against_them(
 
 
 def test_queue_config_sets_key_limits_and_stats_shows_them(awa: Awa, store: PostgresStore) -> None:
-    done = awa("queue", "config", "api", "--key-concurrency-limit", "2", "--key-rate-limit", "1.5,3")
+    done = awa(
+        "queue", "config", "api", "--key-concurrency-limit", "2", "--key-rate-limit", "1.5,3"
+    )
     assert done.code == 0, done.stderr
     assert "per concurrency key at most 2 live at once, 1.5/s, burst 3" in " ".join(
         done.stdout.split()

@@ -24,6 +24,7 @@ from awa.domain import (
     FirePlan,
     Job,
     JobNotFound,
+    JobState,
     Lease,
     NewJob,
     OnConflict,
@@ -126,6 +127,7 @@ class RecordingStore:
         self.lost_wakeup_rate = 0.0
         self.fired: dict[str, set[datetime]] = {}  # schedule -> fire times enqueued
         self.unique_ids: set[int] = set()  # jobs inserted with a unique key
+        self.key_limits: dict[str, int] = {}  # key_concurrency_limit per queue, as configured
 
     # -- bookkeeping ---------------------------------------------------------------------------
     def note(self, line: str) -> None:
@@ -252,6 +254,35 @@ class RecordingStore:
             self._observe(job)
         if claimed:
             self.note(f"claim {call['queue']} -> {' '.join(str(j.lease) for j in claimed)}")
+        if any(j.concurrency_key is not None or j.ordering_key is not None for j in claimed):
+            self._check_keys(call["queue"], claimed)
+
+    def _check_keys(self, queue: str, claimed: list[Job]) -> None:
+        """Flow control's laws after a claim took keyed jobs, on the store's own rows: no
+        key of the queue past its ``key_concurrency_limit`` (the simulation never lowers
+        one), at most one live attempt per ordering key, and the one claimed its key's
+        oldest unfinished job."""
+        jobs = self.store.list_jobs(queue=queue, limit=5000)
+        live = [j for j in jobs if j.state in (JobState.RUNNING, JobState.WAITING_EXTERNAL)]
+        limit = self.key_limits.get(queue)
+        by_key = Counter(j.concurrency_key for j in live if j.concurrency_key is not None)
+        for key in {j.concurrency_key for j in claimed if j.concurrency_key is not None}:
+            if limit is not None and by_key[key] > limit:
+                self.violation(f"key {key!r} of {queue} has {by_key[key]} live > {limit}")
+        ordered = Counter(j.ordering_key for j in live if j.ordering_key is not None)
+        for job in claimed:
+            ordering = job.ordering_key
+            if ordering is None:
+                continue
+            if ordered[ordering] > 1:
+                self.violation(f"ordering key {ordering!r} has {ordered[ordering]} live attempts")
+            older = [
+                j.id
+                for j in jobs
+                if j.ordering_key == ordering and j.id < job.id and not j.state.is_terminal
+            ]
+            if older:
+                self.violation(f"job {job.id} started before older job {older[0]} of its key")
 
     claim = _observed(ClaimStore.claim, _claimed)
 

@@ -49,6 +49,10 @@ _SETTLE_YIELDS = 6
 _CALM_FIRING_S = 300.0
 
 
+#: the first queue's ``key_concurrency_limit`` in a keyed run
+_KEY_LIMIT = 2
+
+
 class Simulation:
     """Run ``jobs`` jobs through ``workers`` real runtimes under ``faults``, then with faults
     off until every job has finished (liveness), checking the lifecycle's laws throughout."""
@@ -67,6 +71,7 @@ class Simulation:
         scheduling: bool = True,
         producers: int = 3,
         unique_rate: float = 0.01,
+        keyed_rate: float = 0.3,
     ) -> None:
         self.seed = seed
         self.jobs = jobs
@@ -85,6 +90,9 @@ class Simulation:
         self.scheduling = scheduling
         self.producers = producers if scheduling else 0
         self.unique_rate = unique_rate
+        #: the share of jobs with a concurrency key, and (a third of those) an ordering key;
+        #: the first queue limits its keys (``_KEY_LIMIT``)
+        self.keyed_rate = keyed_rate
         self.handlers = Handlers(self.rng, self.store, self.faults.hang_rate, lambda: self.calm)
         self.registry = TaskRegistry()
         for queue, kind in KINDS.items():  # a worker refuses a queue that is no task's
@@ -199,6 +207,9 @@ class Simulation:
         started = self.clock.now()
         self.store.lost_wakeup_rate = self.faults.lost_wakeup_rate
         await self.fleet.start(self.workers)
+        if self.keyed_rate:
+            self.store.configure_queue(QUEUES[0], key_concurrency_limit=_KEY_LIMIT)
+            self.store.key_limits[QUEUES[0]] = _KEY_LIMIT
         self._insert_jobs()
         for _ in range(self.fault_steps):
             await self._step()
@@ -216,6 +227,7 @@ class Simulation:
 
         def new_job(n: int) -> NewJob:
             queue = rng.choice(QUEUES)
+            keyed = rng.random() < self.keyed_rate
             return NewJob(
                 kind=KINDS[queue],
                 args={"n": n},
@@ -223,6 +235,8 @@ class Simulation:
                 priority=rng.randint(1, 4),
                 max_attempts=rng.randint(1, 5),
                 run_at=now + timedelta(seconds=rng.choice([0, 0, 0, 10, 60])),
+                concurrency_key=f"k{rng.randrange(5)}" if keyed else None,
+                ordering_key=f"o{rng.randrange(3)}" if keyed and rng.random() < 0.33 else None,
             )
 
         batch = [new_job(n) for n in range(self.jobs)]

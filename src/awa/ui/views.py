@@ -22,8 +22,10 @@ from awa.domain import (
     Job,
     JobState,
     Unreadable,
+    ValidationError,
     attempt_ends,
 )
+from awa.domain.validation import check_queue
 from awa.escaping import printable
 from awa.operations.diagnosis import error_rounds
 from awa.operations.wording import flow_column, human_duration, rate_text, when
@@ -104,6 +106,17 @@ class QueueRow:
     @property
     def total(self) -> int:
         return sum(self.stats.counts.values())
+
+    @property
+    def actionable(self) -> bool:
+        """Whether the queue's name is one a queue can have, so that its actions' paths can
+        name it: a row written by hand may hold any text (a ``/`` even), which no action could
+        take and no path can carry."""
+        try:
+            check_queue(self.stats.queue)
+        except ValidationError:
+            return False
+        return True
 
     @property
     def flow(self) -> str:

@@ -137,14 +137,14 @@ class LimitsChange:
                 "key_rate_limit", field("key_rate_per_second"), field("key_rate_burst")
             ),
         )
-        if all(value is UNCHANGED for value in attrs.astuple(change)):
+        if all(value is UNCHANGED for value in attrs.astuple(change, recurse=False)):
             raise ValidationError(
                 "nothing to set: fill in a limit (a blank field keeps its limit, none removes it)"
             )
         return change
 
     def keywords(self) -> dict[str, Any]:
-        return attrs.asdict(self)
+        return attrs.asdict(self, recurse=False)
 
 
 class QueueLimits:

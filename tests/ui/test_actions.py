@@ -206,6 +206,8 @@ def test_count_now_refreshes_the_summary(ui: TestClient, store: ClaimStore) -> N
         ("POST", "/queues/media/pause"),
         ("GET", "/queues/media/resume"),
         ("POST", "/queues/media/resume"),
+        ("GET", "/queues/media/limits"),
+        ("POST", "/queues/media/limits"),
         ("GET", "/dlq/retry?id=1"),
         ("POST", "/dlq/retry"),
         ("GET", "/dlq/purge?all=1"),
@@ -231,7 +233,7 @@ def test_a_read_only_dashboard_refuses_every_action(
     store.register_schedules([Schedule(name="nightly", cron="0 3 * * *", job=NewJob(kind="r"))])
     before = snapshot(store)
     fields = form_fields(ui.get("/").text)
-    data = {**fields, "id": "1", "queue": "media", "all": "1"}
+    data = {**fields, "id": "1", "queue": "media", "all": "1", "concurrency_limit": "1"}
     answer = ui.get(path) if method == "GET" else ui.post(path, data=data)
     assert answer.status_code == 403
     assert refusal(answer) == "this dashboard is read-only: nothing was changed"
@@ -240,7 +242,7 @@ def test_a_read_only_dashboard_refuses_every_action(
         shown = ui.get(page).text
         assert "read-only" in shown
         assert not re.search(
-            r'href="[^"]*/(cancel|retry|pause|resume|purge|trigger|remove)\b', shown
+            r'href="[^"]*/(cancel|retry|pause|resume|limits|purge|trigger|remove)\b', shown
         ), page
         assert 'method="post"' not in shown
 

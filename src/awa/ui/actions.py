@@ -14,7 +14,8 @@ path                            store verb                 the CLI
 ``/queues/count``               ``summarize_queues``       (the maintenance leader's count)
 ==============================  =========================  ==================================
 
-The periodic schedules' actions (``/periodic/{name}/...``) are in ``awa.ui.periodic``.
+The periodic schedules' actions (``/periodic/{name}/...``) are in ``awa.ui.periodic``, a
+queue's flow limits (``/queues/{name}/limits``, ``awa queue config``) in ``awa.ui.limits``.
 
 A bulk action needs a queue, a kind, or ``all`` (the CLI's ``--all``). In a read-only
 dashboard every one of them answers 403 and changes nothing.

@@ -3,9 +3,10 @@
 Pages (``GET``): ``/`` the queues, ``/jobs`` (filters in the query string: ``state``,
 ``queue``, ``kind``, ``tag``, ``limit``, ``before``), ``/jobs/{id}``, ``/dlq`` (``queue``,
 ``kind``), ``/periodic`` the schedules. Actions: ``POST`` to ``/jobs/{id}/cancel|retry``,
-``/queues/{name}/pause|resume``, ``/dlq/retry``, ``/dlq/purge``, ``/queues/count`` and
-``/periodic/{name}/pause|resume|trigger|remove``, each behind a confirmation page at the same
-path (``GET``); see ``awa.ui.actions`` and ``awa.ui.periodic``. With a token: ``/login`` and
+``/queues/{name}/pause|resume``, ``/queues/{name}/limits``, ``/dlq/retry``, ``/dlq/purge``,
+``/queues/count`` and ``/periodic/{name}/pause|resume|trigger|remove``, each behind a
+confirmation page (the limits: their form) at the same path (``GET``); see ``awa.ui.actions``,
+``awa.ui.limits`` and ``awa.ui.periodic``. With a token: ``/login`` and
 ``/logout``.
 
 Every response carries a Content-Security-Policy without inline scripts or styles (the one
@@ -31,6 +32,7 @@ from awa.ports import ClaimStore
 from awa.ui.access import SESSION_COOKIE, SESSION_MAX_AGE_S, Access, proxy_header
 from awa.ui.actions import Actions
 from awa.ui.csrf import Csrf
+from awa.ui.limits import QueueLimits
 from awa.ui.pages import Pages
 from awa.ui.periodic import Schedules
 from awa.ui.web import Web
@@ -232,12 +234,14 @@ def create_app(
     )
     pages, actions = Pages(web), Actions(web)
     schedules = Schedules(web, actions)
+    limits = QueueLimits(web, actions, pages)
     both = ["GET", "POST"]
     routes = [
         Route("/", pages.queues, name="queues"),
         Route("/queues/count", actions.count_queues, methods=["POST"], name="count_queues"),
         Route("/queues/{queue}/pause", actions.pause_queue, methods=both, name="pause_queue"),
         Route("/queues/{queue}/resume", actions.resume_queue, methods=both, name="resume_queue"),
+        Route("/queues/{queue}/limits", limits.edit, methods=both, name="queue_limits"),
         Route("/jobs", pages.jobs, name="jobs"),
         Route("/jobs/{job_id}", pages.job, name="job"),
         Route("/jobs/{job_id}/cancel", actions.cancel_job, methods=both, name="cancel_job"),

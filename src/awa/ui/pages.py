@@ -49,7 +49,7 @@ class Pages:
             return await self.web.call(store.queue_summary)
         return None
 
-    async def _counts(self) -> tuple[QueueSummary | None, tuple[QueueStats, ...]]:
+    async def counts(self) -> tuple[QueueSummary | None, tuple[QueueStats, ...]]:
         """The summary (``None`` without one) and the queues it counted; a store without a
         summary is counted now."""
         summary = await self._summary()
@@ -62,7 +62,7 @@ class Pages:
     # -- / ----------------------------------------------------------------------------------
     async def queues(self, request: Request) -> Response:
         try:
-            summary, stats = await self._counts()
+            summary, stats = await self.counts()
         except AwaError as exc:
             return self.web.failure(request, exc)
         now = self.web.now()
@@ -103,7 +103,7 @@ class Pages:
             found = await web.call(
                 web.store.list_job_summaries, **filters, before_id=before, limit=size + 1
             )
-            summary, stats = await self._counts()
+            summary, stats = await self.counts()
         except AwaError as exc:
             return web.failure(request, exc)
         jobs, more = found[:size], len(found) > size

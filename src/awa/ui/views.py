@@ -22,11 +22,13 @@ from awa.domain import (
     Job,
     JobState,
     Unreadable,
+    ValidationError,
     attempt_ends,
 )
+from awa.domain.validation import check_queue
 from awa.escaping import printable
 from awa.operations.diagnosis import error_rounds
-from awa.operations.wording import human_duration, when
+from awa.operations.wording import flow_column, human_duration, rate_text, when
 from awa.ports import QueueStats, QueueSummary
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "age",
     "headline",
     "json_text",
+    "limits_now",
     "queue_rows",
     "shown",
     "timeline",
@@ -104,6 +107,33 @@ class QueueRow:
     def total(self) -> int:
         return sum(self.stats.counts.values())
 
+    @property
+    def actionable(self) -> bool:
+        """Whether the queue's name is one a queue can have, so that its actions' paths can
+        name it: a row written by hand may hold any text (a ``/`` even), which no action could
+        take and no path can carry."""
+        try:
+            check_queue(self.stats.queue)
+        except ValidationError:
+            return False
+        return True
+
+    @property
+    def flow(self) -> str:
+        """Live attempts against the concurrency limit and the other limits, as
+        ``awa queue stats`` shows them; ``-`` for an unlimited queue."""
+        return flow_column(self.stats)
+
+    @property
+    def waiting_for_slot(self) -> int:
+        """The available jobs that wait for a slot: every one of them while the queue's live
+        attempts are at or over its concurrency limit (as counted), none otherwise. Read from
+        the counts the page has, so it costs no query of its own."""
+        limit = self.stats.concurrency_limit
+        if limit is None or self.stats.live < limit:
+            return 0
+        return self.count(JobState.AVAILABLE)
+
 
 def queue_rows(
     stats: Sequence[QueueStats], ended: Mapping[str, Mapping[JobState, int]], now: datetime
@@ -119,6 +149,26 @@ def queue_rows(
             )
         )
     return rows
+
+
+def limits_now(stats: QueueStats | None) -> dict[str, str] | None:
+    """The four flow limits of a queue as its limits form shows them beside their fields;
+    ``None`` when the counts do not have the queue (new, or not counted yet)."""
+    if stats is None:
+        return None
+
+    def limit(value: int | None) -> str:
+        return "none" if value is None else str(value)
+
+    return {
+        "concurrency_limit": limit(stats.concurrency_limit)
+        + ("" if stats.concurrency_limit is None else f" ({stats.live} live)"),
+        "rate_limit": "none" if stats.rate_limit is None else rate_text(stats.rate_limit),
+        "key_concurrency_limit": limit(stats.key_concurrency_limit),
+        "key_rate_limit": "none"
+        if stats.key_rate_limit is None
+        else rate_text(stats.key_rate_limit),
+    }
 
 
 def summary_age_s(summary: QueueSummary | None, now: datetime) -> float | None:

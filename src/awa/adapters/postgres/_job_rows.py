@@ -158,6 +158,8 @@ def _loaded_attempt(claimed: Job, row: Sequence[Any]) -> Job:
         callback_result=callback_result,
         unique_key=claimed.unique_key,
         unique_states=claimed.unique_states,
+        concurrency_key=claimed.concurrency_key,
+        ordering_key=claimed.ordering_key,
     )
 
 

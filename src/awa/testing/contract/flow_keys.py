@@ -31,7 +31,7 @@ from awa.domain import (
     ValidationError,
 )
 from awa.domain.flow import RateLimit
-from awa.ports import ClaimStore, QueueSettings
+from awa.ports import Applied, ClaimStore, Finish, Heartbeat, QueueSettings
 from awa.testing.contract._helpers import StoreFixtures, _finish, _park
 
 __all__ = ["FlowKeysContract"]
@@ -148,6 +148,26 @@ class FlowKeysContract(StoreFixtures):
             "tenant-ü",
             longest,
         )
+
+    def test_every_answer_about_a_keyed_job_carries_its_keys(self, store: ClaimStore) -> None:
+        store.insert(
+            [
+                NewJob(kind="k", queue="api", concurrency_key="c", ordering_key=f"o{n}")
+                for n in range(4)
+            ]
+        )
+        jobs = store.claim("api", limit=4)
+        answers = [
+            *store.heartbeat([Heartbeat(jobs[0].lease)]),
+            # completions alone, each with the job as claimed: a worker's batch, as it sends it
+            *store.finish([Finish(job.lease, Complete(), claimed=job) for job in jobs[:2]]),
+            *store.finish([Finish(jobs[2].lease, Complete())]),
+            *store.finish([Finish(jobs[3].lease, RetryAfter(60), claimed=jobs[3])]),
+        ]
+        for answer in answers:
+            assert isinstance(answer, Applied)
+            assert answer.job.concurrency_key == "c"
+            assert answer.job.ordering_key is not None
 
     def test_a_periodic_jobs_keys_go_with_every_fire(
         self, store: ClaimStore, clock: ManualClock

@@ -66,7 +66,9 @@ class PostgresClaims(HeldBackCounts):
         """A claim under the queue's limits, in one transaction: its row locked
         (``lock_queue_flow.sql``), candidates locked and live attempts counted after the lock
         (``flow_candidates.sql``; in a queue with key limits the keyed window,
-        ``flow_candidates_keyed.sql``, and the key counts and buckets the limits need), the
+        ``flow_candidates_keyed.sql``, or only the keys whose turn can come,
+        ``flow_candidates_turns.sql``, when the domain's turns can be read off the keys'
+        first jobs; and the key counts and buckets the limits need), the
         domain's decision, and the granted jobs claimed with the buckets and turn cursor
         written (``claim_granted.sql``). No advisory lock: the row lock ends with the
         transaction, however the claimer ends."""
@@ -76,7 +78,13 @@ class PostgresClaims(HeldBackCounts):
                 self._limited_queues.discard(queue)
                 params = self._claim_params(queue, limit, deadline_duration_s, priority_aging_s)
                 return _claimed(tx.cur, params, priority_aging_s)
-            candidates = tx.flow_candidates(queue, limit, priority_aging_s, candidate_window(flow))
+            limits = flow.limits
+            if limits.key_concurrency_limit and not (limits.key_rate_limit or priority_aging_s):
+                candidates = tx.turn_candidates(queue, limit, flow)
+            else:
+                candidates = tx.flow_candidates(
+                    queue, limit, priority_aging_s, candidate_window(flow)
+                )
             if not candidates:
                 return []
             now = tx.now()

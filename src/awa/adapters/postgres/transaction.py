@@ -206,6 +206,23 @@ class PgTransaction:
             self._live[queue] = int(rows[0][1])
         return [job_from_row(row, FLOW_PREFIX) for row in rows]
 
+    def turn_candidates(self, queue: str, limit: int, flow: QueueFlow) -> list[Job]:
+        """The keyed window of just the keys whose turn can come in a claim of ``limit``
+        (``flow_candidates_turns.sql``, which says why they are enough), for a queue with a
+        ``key_concurrency_limit``, no ``key_rate_limit`` and no priority aging; as
+        ``flow_candidates``, after ``queue_flow``."""
+        params: dict[str, Any] = {
+            "queue": queue,
+            "limit": limit,
+            "cap": flow.limits.key_concurrency_limit,
+            "cursor": flow.turn_cursor,
+            "taken": flow.turn_taken,
+        }
+        rows = self._rows("flow_candidates_turns", params, FLOW_PREFIX)
+        if rows:
+            self._live[queue] = int(rows[0][1])
+        return [job_from_row(row, FLOW_PREFIX) for row in rows]
+
     def live_attempts(self, queue: str) -> int:
         if queue not in self._live:
             row = self.cur.execute(SQL["count_live_attempts"], {"queue": queue}).fetchone()

@@ -272,7 +272,31 @@ def summary_from_row(row: Sequence[Any]) -> QueueSummary:
             DlqGroup(queue, kind, reason, count, read_json_time(latest) or INSTANT_MIN, ended)
             for queue, kind, reason, count, latest, ended in dead
         ),
-        (QueueSettings(queue, paused, dlq_enabled) for queue, paused, dlq_enabled in settings),
+        (_summary_settings(*values) for values in settings),
+    )
+
+
+def _summary_settings(
+    queue: str,
+    paused: bool,
+    dlq_enabled: bool,
+    concurrency: int | None,
+    per_second: float | None,
+    burst: int | None,
+    key_concurrency: int | None,
+    key_per_second: float | None,
+    key_burst: int | None,
+) -> QueueSettings:
+    """A queue's settings as ``queue_summary.sql`` gives them (no retentions: the summary
+    does not show them)."""
+    return QueueSettings(
+        queue,
+        paused,
+        dlq_enabled,
+        concurrency_limit=concurrency,
+        rate_limit=rate_of(per_second, burst),
+        key_concurrency_limit=key_concurrency,
+        key_rate_limit=rate_of(key_per_second, key_burst),
     )
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from awa.adapters.memory import ManualClock
 from awa.domain import Complete, Fail, JobState, NewJob
+from awa.domain.flow import RateLimit
 from awa.ports import ClaimStore, DlqGroup, SummarizesQueues
 from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _one
 
@@ -141,6 +142,25 @@ class SummaryContract(StoreFixtures):
         q = recounted.queue("q")
         assert q is not None
         assert q.counts[JobState.AVAILABLE] == 2
+
+    def test_the_summary_carries_each_queues_flow_limits_as_they_are_now(
+        self, store: ClaimStore, summarizing: SummarizesQueues
+    ) -> None:
+        _one(store, queue="q")
+        summarizing.summarize_queues()
+        store.configure_queue(
+            "q",
+            concurrency_limit=3,
+            rate_limit=(2.5, 5),
+            key_concurrency_limit=1,
+            key_rate_limit=(0.5, 2),
+        )
+        read = summarizing.queue_summary()
+        assert read is not None
+        q = read.queue("q")
+        assert q is not None
+        assert (q.concurrency_limit, q.rate_limit) == (3, RateLimit(2.5, 5))
+        assert (q.key_concurrency_limit, q.key_rate_limit) == (1, RateLimit(0.5, 2))
 
     def test_an_emptied_store_summarizes_to_no_queues(
         self, store: ClaimStore, summarizing: SummarizesQueues

@@ -3,15 +3,11 @@ against its concurrency limit, its rates and key limits (``awa queue stats``' wo
 many available jobs of a full queue wait for a slot, from the counts it reads already; the
 limits form sets and removes each of the four limits with ``configure_queue`` as
 ``awa queue config`` does. A bad value is a 400 of one line that changes nothing; a form
-from elsewhere, or a read-only dashboard, changes nothing either.
-
-On the memory store: the key limits are the interface of branch ``keys``, which the memory
-store carries whole; SQLite and PostgreSQL join ``tests/ui``' other stores as their keys land.
+from elsewhere, or a read-only dashboard, changes nothing either. On every store.
 """
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import attrs
@@ -20,7 +16,7 @@ import pytest
 from awa.adapters.memory import ManualClock, MemoryStore
 from awa.domain import NewJob, ValidationError
 from awa.domain.flow_limits import RateLimit
-from awa.ports import QueueStats
+from awa.ports import ClaimStore, QueueStats
 from awa.ui import create_app
 from tests.ui.conftest import TestClient, act, browser_client, csrf
 from tests.ui.test_actions import refusal, result
@@ -32,22 +28,17 @@ LIMITS = "/queues/media/limits"
 FLOW = 12
 
 
-@pytest.fixture
-def store(clock: ManualClock) -> MemoryStore:
-    return MemoryStore(clock, rng=random.Random(3))
-
-
-def stats_of(store: MemoryStore, queue: str) -> QueueStats:
+def stats_of(store: ClaimStore, queue: str) -> QueueStats:
     [found] = [s for s in store.queue_stats() if s.queue == queue]
     return found
 
 
-def limits(store: MemoryStore, queue: str = "media") -> tuple[object, ...]:
+def limits(store: ClaimStore, queue: str = "media") -> tuple[object, ...]:
     s = stats_of(store, queue)
     return s.concurrency_limit, s.rate_limit, s.key_concurrency_limit, s.key_rate_limit
 
 
-def live_and_waiting(store: MemoryStore, queue: str, *, live: int, waiting: int) -> None:
+def live_and_waiting(store: ClaimStore, queue: str, *, live: int, waiting: int) -> None:
     store.insert([NewJob(kind="k", queue=queue) for _ in range(live + waiting)])
     assert len(store.claim(queue, limit=live)) == live
 
@@ -56,7 +47,7 @@ def live_and_waiting(store: MemoryStore, queue: str, *, live: int, waiting: int)
 
 
 def test_the_queues_page_shows_the_limits_and_the_jobs_a_full_queue_holds_back(
-    ui: TestClient, store: MemoryStore
+    ui: TestClient, store: ClaimStore
 ) -> None:
     store.configure_queue("media", concurrency_limit=2, rate_limit=(5, 10), key_concurrency_limit=1)
     live_and_waiting(store, "media", live=2, waiting=3)
@@ -82,7 +73,7 @@ def test_the_queues_page_shows_the_limits_and_the_jobs_a_full_queue_holds_back(
 
 
 def test_the_flow_column_is_as_of_the_count_and_its_limits_as_of_now(
-    ui: TestClient, store: MemoryStore
+    ui: TestClient, store: ClaimStore
 ) -> None:
     live_and_waiting(store, "media", live=1, waiting=2)
     store.summarize_queues()
@@ -90,7 +81,7 @@ def test_the_flow_column_is_as_of_the_count_and_its_limits_as_of_now(
     assert cells(ui.get("/").text, "queue-media")[FLOW] == "1/1 2 wait for a slot"
 
 
-def test_the_queues_page_reads_the_summary_only(store: MemoryStore) -> None:
+def test_the_queues_page_reads_the_summary_only(store: ClaimStore) -> None:
     """The flow column costs no query: the page reads the one summary row, as before."""
     called: list[str] = []
 
@@ -116,7 +107,7 @@ def test_the_queues_page_reads_the_summary_only(store: MemoryStore) -> None:
     assert called == ["queue_summary"]
 
 
-def test_queue_names_are_escaped_on_the_queues_page_and_the_form(store: MemoryStore) -> None:
+def test_queue_names_are_escaped_on_the_queues_page_and_the_form(store: ClaimStore) -> None:
     """A queue name is user data: a store row written by hand can hold anything."""
     store.configure_queue("media", concurrency_limit=1)
     live_and_waiting(store, "media", live=1, waiting=1)
@@ -148,7 +139,7 @@ def test_queue_names_are_escaped_on_the_queues_page_and_the_form(store: MemorySt
 # -- the form ----------------------------------------------------------------------------------
 
 
-def test_the_form_shows_the_limits_and_sets_each_one(ui: TestClient, store: MemoryStore) -> None:
+def test_the_form_shows_the_limits_and_sets_each_one(ui: TestClient, store: ClaimStore) -> None:
     store.configure_queue("media", concurrency_limit=3)
     live_and_waiting(store, "media", live=1, waiting=0)
     store.summarize_queues()
@@ -195,7 +186,7 @@ def test_the_form_shows_the_limits_and_sets_each_one(ui: TestClient, store: Memo
     ],
 )
 def test_a_blank_field_keeps_its_limit_and_none_removes_it(
-    ui: TestClient, store: MemoryStore, fields: dict[str, str], expected: tuple[object, ...]
+    ui: TestClient, store: ClaimStore, fields: dict[str, str], expected: tuple[object, ...]
 ) -> None:
     store.configure_queue(
         "media",
@@ -220,7 +211,7 @@ def test_a_blank_field_keeps_its_limit_and_none_removes_it(
     assert limits(store) == expected
 
 
-def test_removing_every_limit_leaves_an_unlimited_queue(ui: TestClient, store: MemoryStore) -> None:
+def test_removing_every_limit_leaves_an_unlimited_queue(ui: TestClient, store: ClaimStore) -> None:
     store.configure_queue("media", concurrency_limit=1, rate_limit=(1, 1))
     store.configure_queue("media", key_concurrency_limit=1, key_rate_limit=(1, 1))
     done = act(
@@ -237,7 +228,7 @@ def test_removing_every_limit_leaves_an_unlimited_queue(ui: TestClient, store: M
     assert cells(ui.get("/").text, "queue-media")[FLOW] == "-"
 
 
-def test_a_queue_not_counted_yet_can_be_limited(ui: TestClient, store: MemoryStore) -> None:
+def test_a_queue_not_counted_yet_can_be_limited(ui: TestClient, store: ClaimStore) -> None:
     form = ui.get("/queues/fresh/limits")
     assert form.status_code == 200
     assert "have not counted this queue yet" in text(form.text)
@@ -315,7 +306,7 @@ def store_refusal(**limit: Any) -> str:
     ],
 )
 def test_a_bad_value_is_a_400_of_one_line_that_changes_nothing(
-    ui: TestClient, store: MemoryStore, fields: dict[str, str], expected: str
+    ui: TestClient, store: ClaimStore, fields: dict[str, str], expected: str
 ) -> None:
     store.configure_queue("media", concurrency_limit=6, key_rate_limit=(4, 5))
     before = store.queue_stats()
@@ -333,7 +324,7 @@ def test_a_bad_value_is_a_400_of_one_line_that_changes_nothing(
 
 
 def test_a_form_without_its_csrf_token_or_from_another_site_changes_nothing(
-    ui: TestClient, store: MemoryStore
+    ui: TestClient, store: ClaimStore
 ) -> None:
     store.configure_queue("media", concurrency_limit=6)
     for data in ({"concurrency_limit": "1"}, {"concurrency_limit": "1", "csrf": "0" * 64}):
@@ -353,7 +344,7 @@ def test_a_form_without_its_csrf_token_or_from_another_site_changes_nothing(
     assert limits(store) == (1, None, None, None)
 
 
-def test_a_read_only_dashboard_shows_the_limits_and_offers_no_form(store: MemoryStore) -> None:
+def test_a_read_only_dashboard_shows_the_limits_and_offers_no_form(store: ClaimStore) -> None:
     store.configure_queue("media", concurrency_limit=1)
     live_and_waiting(store, "media", live=1, waiting=2)
     store.summarize_queues()

@@ -87,13 +87,16 @@ class MachineBase(RuleBasedStateMachine):
         self.concurrency_limits: dict[str, int] = {}  # what limit_queue stored, per queue
         self.key_limits: dict[str, int] = {}  # what limit_keys stored, per queue
 
-    def _limit_keys(self, queue: str, limit: int | None) -> None:
-        settings = self.store.configure_queue(queue, key_concurrency_limit=limit)
-        assert settings.key_concurrency_limit == limit
+    def _limit(self, queue: str, setting: str, limit: int | None) -> None:
+        """Set or remove ``queue``'s ``concurrency_limit`` or ``key_concurrency_limit`` and
+        remember it (``concurrency_limits``, ``key_limits``)."""
+        settings = self.store.configure_queue(queue, **{setting: limit})  # type: ignore[arg-type]
+        assert getattr(settings, setting) == limit
+        kept = self.key_limits if setting == "key_concurrency_limit" else self.concurrency_limits
         if limit is None:
-            self.key_limits.pop(queue, None)
+            kept.pop(queue, None)
         else:
-            self.key_limits[queue] = limit
+            kept[queue] = limit
         self.retention[queue] = settings
 
     def _job(self, index: int) -> int:

@@ -149,19 +149,13 @@ class OperatorRules(MachineBase):
     def limit_queue(self, queue: str, limit: int | None) -> None:
         """Set or remove a queue's fleet-wide concurrency limit, at any moment: below what
         runs, too (the claims that follow are held to it, ``WorkerRules._slots``)."""
-        settings = self.store.configure_queue(queue, concurrency_limit=limit)
-        assert settings.concurrency_limit == limit
-        if limit is None:
-            self.concurrency_limits.pop(queue, None)
-        else:
-            self.concurrency_limits[queue] = limit
-        self.retention[queue] = settings
+        self._limit(queue, "concurrency_limit", limit)
 
     @rule(queue=st.sampled_from(QUEUES), limit=st.sampled_from([None, 1, 2]))
     def limit_keys(self, queue: str, limit: int | None) -> None:
         """Set or remove a queue's ``key_concurrency_limit`` at any moment, below what runs
         of a key too (``WorkerRules._claim`` holds the claims that follow to it)."""
-        self._limit_keys(queue, limit)
+        self._limit(queue, "key_concurrency_limit", limit)
 
     @precondition(lambda self: bool(self.models))
     @rule(key=st.sampled_from(["a", "b"]))

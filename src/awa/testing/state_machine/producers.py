@@ -62,7 +62,7 @@ class ProducerRules(MachineBase):
                 queue, priority, max_attempts, 0, None, "raise", concurrency_key, ordering_key
             )
         if key_limit is not None:
-            self._limit_keys(QUEUES[0], key_limit)
+            self._limit(QUEUES[0], "key_concurrency_limit", key_limit)
 
     @precondition(lambda self: len(self.models) < self.jobs_max)
     @rule(

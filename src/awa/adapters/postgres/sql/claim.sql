@@ -25,9 +25,7 @@ WITH t AS (
     SELECT j.id
     FROM awa.jobs AS j, t
     WHERE j.queue = %(queue)s
-      AND j.state IN ('available', 'scheduled', 'retryable')
-      AND j.run_at <= t.now
-      AND {part:ordering_free}
+      AND {part:runnable_now}
       AND NOT EXISTS (SELECT 1 FROM awa.queues AS q
                       WHERE q.queue = %(queue)s
                         AND (q.paused OR q.concurrency_limit IS NOT NULL

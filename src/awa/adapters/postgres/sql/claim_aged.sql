@@ -28,9 +28,7 @@ WITH t AS (
         FROM awa.jobs AS j
         WHERE j.queue = %(queue)s
           AND j.priority = p.priority
-          AND j.state IN ('available', 'scheduled', 'retryable')
-          AND j.run_at <= t.now
-          AND {part:ordering_free}
+          AND {part:runnable_now}
         ORDER BY j.run_at, j.id
         LIMIT %(limit)s
         FOR UPDATE OF j SKIP LOCKED

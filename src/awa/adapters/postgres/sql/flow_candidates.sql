@@ -22,9 +22,7 @@ WITH t AS (
     SELECT {j.job_columns}
     FROM awa.jobs AS j, t
     WHERE j.queue = %(queue)s
-      AND j.state IN ('available', 'scheduled', 'retryable')
-      AND j.run_at <= t.now
-      AND {part:ordering_free}
+      AND {part:runnable_now}
     ORDER BY j.priority, j.run_at, j.id
     LIMIT %(limit)s
     FOR UPDATE OF j SKIP LOCKED

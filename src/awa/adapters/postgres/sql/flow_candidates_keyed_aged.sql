@@ -15,25 +15,7 @@
 --   jobs_claim_idx once per priority for the jobs without a key; jobs_live_queue_idx.
 WITH RECURSIVE t AS (
     SELECT coalesce(%(now)s::timestamptz, clock_timestamp()) AS now
-), {part:live_attempts}, keys AS (
-    (SELECT j.concurrency_key AS key
-     FROM awa.jobs AS j
-     WHERE j.queue = %(queue)s
-       AND j.concurrency_key IS NOT NULL
-       AND j.state IN ('available', 'scheduled', 'retryable')
-     ORDER BY j.concurrency_key
-     LIMIT 1)
-    UNION ALL
-    SELECT (SELECT j.concurrency_key
-            FROM awa.jobs AS j
-            WHERE j.queue = %(queue)s
-              AND j.concurrency_key > k.key
-              AND j.state IN ('available', 'scheduled', 'retryable')
-            ORDER BY j.concurrency_key
-            LIMIT 1)
-    FROM keys AS k
-    WHERE k.key IS NOT NULL
-), keyed AS (
+), {part:live_attempts}, {part:runnable_keys}, keyed AS (
     SELECT c.*
     FROM keys AS k
     CROSS JOIN t
@@ -44,9 +26,7 @@ WITH RECURSIVE t AS (
         WHERE j.queue = %(queue)s
           AND j.concurrency_key = k.key
           AND j.priority = p.priority
-          AND j.state IN ('available', 'scheduled', 'retryable')
-          AND j.run_at <= t.now
-          AND {part:ordering_free}
+          AND {part:runnable_now}
         ORDER BY j.run_at, j.id
         LIMIT %(limit)s
         FOR UPDATE OF j SKIP LOCKED
@@ -62,9 +42,7 @@ WITH RECURSIVE t AS (
         WHERE j.queue = %(queue)s
           AND j.concurrency_key IS NULL
           AND j.priority = p.priority
-          AND j.state IN ('available', 'scheduled', 'retryable')
-          AND j.run_at <= t.now
-          AND {part:ordering_free}
+          AND {part:runnable_now}
         ORDER BY j.run_at, j.id
         LIMIT %(limit)s
         FOR UPDATE OF j SKIP LOCKED

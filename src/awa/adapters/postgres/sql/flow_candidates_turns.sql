@@ -31,25 +31,7 @@ WITH RECURSIVE t AS (
       AND lj.state IN ('running', 'waiting_external')
       AND lj.concurrency_key IS NOT NULL
     GROUP BY lj.concurrency_key
-), keys AS (
-    (SELECT j.concurrency_key AS key
-     FROM awa.jobs AS j
-     WHERE j.queue = %(queue)s
-       AND j.concurrency_key IS NOT NULL
-       AND j.state IN ('available', 'scheduled', 'retryable')
-     ORDER BY j.concurrency_key
-     LIMIT 1)
-    UNION ALL
-    SELECT (SELECT j.concurrency_key
-            FROM awa.jobs AS j
-            WHERE j.queue = %(queue)s
-              AND j.concurrency_key > k.key
-              AND j.state IN ('available', 'scheduled', 'retryable')
-            ORDER BY j.concurrency_key
-            LIMIT 1)
-    FROM keys AS k
-    WHERE k.key IS NOT NULL
-), firsts AS (
+), {part:runnable_keys}, firsts AS (
     SELECT k.key, f.priority, least(%(limit)s, %(cap)s - coalesce(l.n, 0)) AS room
     FROM keys AS k
     CROSS JOIN t
@@ -59,9 +41,7 @@ WITH RECURSIVE t AS (
         FROM awa.jobs AS j
         WHERE j.queue = %(queue)s
           AND j.concurrency_key = k.key
-          AND j.state IN ('available', 'scheduled', 'retryable')
-          AND j.run_at <= t.now
-          AND {part:ordering_free}
+          AND {part:runnable_now}
         ORDER BY j.priority, j.run_at, j.id
         LIMIT 1
     ) AS f
@@ -74,9 +54,7 @@ WITH RECURSIVE t AS (
         FROM awa.jobs AS j
         WHERE j.queue = %(queue)s
           AND j.concurrency_key IS NULL
-          AND j.state IN ('available', 'scheduled', 'retryable')
-          AND j.run_at <= t.now
-          AND {part:ordering_free}
+          AND {part:runnable_now}
         ORDER BY j.priority, j.run_at, j.id
         LIMIT 1
     ) AS f
@@ -103,9 +81,7 @@ WITH RECURSIVE t AS (
         FROM awa.jobs AS j
         WHERE j.queue = %(queue)s
           AND j.concurrency_key = c.key
-          AND j.state IN ('available', 'scheduled', 'retryable')
-          AND j.run_at <= t.now
-          AND {part:ordering_free}
+          AND {part:runnable_now}
         ORDER BY j.priority, j.run_at, j.id
         LIMIT c.room
         FOR UPDATE OF j SKIP LOCKED
@@ -117,9 +93,7 @@ WITH RECURSIVE t AS (
     WHERE EXISTS (SELECT 1 FROM chosen AS c WHERE c.key IS NULL)
       AND j.queue = %(queue)s
       AND j.concurrency_key IS NULL
-      AND j.state IN ('available', 'scheduled', 'retryable')
-      AND j.run_at <= t.now
-      AND {part:ordering_free}
+      AND {part:runnable_now}
     ORDER BY j.priority, j.run_at, j.id
     LIMIT %(limit)s
     FOR UPDATE OF j SKIP LOCKED

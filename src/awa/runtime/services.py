@@ -141,13 +141,7 @@ class ClaimService:
             return None  # a finishing handler wakes us
         limit = min(wanted, self._batch_max)
         asked = self._clock.now()
-        jobs = await self._call(
-            self._store.claim,
-            cfg.queue,
-            limit=limit,
-            deadline_duration_s=cfg.deadline_duration_s,
-            priority_aging_s=cfg.priority_aging_interval_s,
-        )
+        jobs = await self._claim(limit)
         answered = self._clock.now()  # one reading for the batch, after the round trip
         if cfg.claim_ahead:
             self._pace(asked, answered)
@@ -177,13 +171,7 @@ class ClaimService:
             return (self._poll_at - now).total_seconds()
         self._poll_at = None
         try:
-            jobs = await self._call(
-                self._store.claim,
-                cfg.queue,
-                limit=limit,
-                deadline_duration_s=cfg.deadline_duration_s,
-                priority_aging_s=cfg.priority_aging_interval_s,
-            )
+            jobs = await self._claim(limit)
         except BaseException:
             shared.landed(cfg.queue, limit, None)
             raise
@@ -198,6 +186,16 @@ class ClaimService:
             return 0.0
         self._poll_at = now + timedelta(seconds=cfg.poll_interval_s)
         return cfg.poll_interval_s
+
+    async def _claim(self, limit: int) -> list[Job]:
+        cfg = self.config
+        return await self._call(
+            self._store.claim,
+            cfg.queue,
+            limit=limit,
+            deadline_duration_s=cfg.deadline_duration_s,
+            priority_aging_s=cfg.priority_aging_interval_s,
+        )
 
     def _heard(self, jobs: Sequence[Job], now: datetime) -> None:
         """Tell the observers of a claim, and hand on what flow limits held back since the

@@ -16,8 +16,11 @@ another part) names it as ``{part:NAME}``: new jobs from array parameters
 (``insert_new_jobs``, shared by ``insert_jobs.sql`` and ``fire_schedule.sql``), the insert
 that respects unique keys (``insert_unique``, shared by ``insert_jobs.sql`` and
 ``insert_jobs_portable.sql``), the guarded completion of many attempts (``complete_running``,
-shared by ``complete_many.sql`` and ``complete_many_claimed.sql``), and the filters and page of
-every listing (``listing_page``).
+shared by ``complete_many.sql`` and ``complete_many_claimed.sql``), the filters and page of
+every listing (``listing_page``), and what every claim statement's candidates meet: the
+claim's time (``claim_now``), claimable now and passed by the ordering filter
+(``runnable_now``, ``ordering_free``), a priority band's window (``band_window``), the keys
+with work (``runnable_keys``) and the key-less jobs' window (``keyless_window``).
 """
 
 from __future__ import annotations

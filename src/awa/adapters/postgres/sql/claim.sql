@@ -19,9 +19,7 @@
 -- Index: jobs_claim_idx (queue, priority, run_at, id) WHERE state IN (available, scheduled,
 --   retryable); SKIP LOCKED lets concurrent claimers take disjoint rows. jobs_ordering_idx and
 --   jobs_ordering_live_idx for the ordering filter, for the jobs with an ordering key only.
-WITH t AS (
-    SELECT coalesce(%(now)s::timestamptz, clock_timestamp()) AS now
-), picked AS (
+WITH {part:claim_now}, picked AS (
     SELECT j.id
     FROM awa.jobs AS j, t
     WHERE j.queue = %(queue)s

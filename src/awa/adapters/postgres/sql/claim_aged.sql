@@ -17,9 +17,7 @@
 --   the claim commits. Locking in the scans keeps a state condition out of any lookup by id,
 --   which would let the planner read all of jobs_hot_claim_idx (claim_picked.sqlpart). The
 --   ordering filter as claim.sql's.
-WITH t AS (
-    SELECT coalesce(%(now)s::timestamptz, clock_timestamp()) AS now
-), candidates AS (
+WITH {part:claim_now}, candidates AS (
     SELECT c.id, c.priority, c.run_at
     FROM t
     CROSS JOIN generate_series(1, 4) AS p(priority)
@@ -27,11 +25,7 @@ WITH t AS (
         SELECT j.id, j.priority, j.run_at
         FROM awa.jobs AS j
         WHERE j.queue = %(queue)s
-          AND j.priority = p.priority
-          AND {part:runnable_now}
-        ORDER BY j.run_at, j.id
-        LIMIT %(limit)s
-        FOR UPDATE OF j SKIP LOCKED
+          AND {part:band_window}
     ) AS c
     WHERE NOT EXISTS (SELECT 1 FROM awa.queues AS q
                       WHERE q.queue = %(queue)s

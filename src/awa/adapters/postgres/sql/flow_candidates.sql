@@ -16,9 +16,7 @@
 -- Guard: none of claim.sql's: the row lock stands for it (lock_queue_flow.sql).
 -- Index: jobs_claim_idx as claim.sql (the same scan, SKIP LOCKED, the same ordering filter),
 --   jobs_live_queue_idx for the count.
-WITH t AS (
-    SELECT coalesce(%(now)s::timestamptz, clock_timestamp()) AS now
-), {part:live_attempts}, picked AS (
+WITH {part:claim_now}, {part:live_attempts}, picked AS (
     SELECT {j.job_columns}
     FROM awa.jobs AS j, t
     WHERE j.queue = %(queue)s

@@ -10,9 +10,7 @@
 --   the same ranking as `picked`'s.
 -- Index: jobs_claim_idx once per priority 1-4, locking in each scan, as claim_aged.sql: at
 --   most 4 × limit rows locked, the ones not ranked let go at COMMIT; jobs_live_queue_idx.
-WITH t AS (
-    SELECT coalesce(%(now)s::timestamptz, clock_timestamp()) AS now
-), {part:live_attempts}, candidates AS (
+WITH {part:claim_now}, {part:live_attempts}, candidates AS (
     SELECT c.*
     FROM t
     CROSS JOIN generate_series(1, 4) AS p(priority)
@@ -20,11 +18,7 @@ WITH t AS (
         SELECT {j.job_columns}
         FROM awa.jobs AS j
         WHERE j.queue = %(queue)s
-          AND j.priority = p.priority
-          AND {part:runnable_now}
-        ORDER BY j.run_at, j.id
-        LIMIT %(limit)s
-        FOR UPDATE OF j SKIP LOCKED
+          AND {part:band_window}
     ) AS c
 ), picked AS (
     SELECT c.*

@@ -16,9 +16,7 @@
 -- Index: jobs_key_claim_idx (queue, concurrency_key, priority, run_at, id) over the runnable
 --   jobs with a concurrency key (0014) for `keys` and each key's window; jobs_claim_idx for the
 --   jobs without one; jobs_live_queue_idx for the count.
-WITH RECURSIVE t AS (
-    SELECT coalesce(%(now)s::timestamptz, clock_timestamp()) AS now
-), {part:live_attempts}, {part:runnable_keys}, keyed AS (
+WITH RECURSIVE {part:claim_now}, {part:live_attempts}, {part:runnable_keys}, keyed AS (
     SELECT c.*
     FROM keys AS k
     CROSS JOIN t
@@ -36,12 +34,7 @@ WITH RECURSIVE t AS (
 ), keyless AS (
     SELECT {j.job_columns}
     FROM awa.jobs AS j, t
-    WHERE j.queue = %(queue)s
-      AND j.concurrency_key IS NULL
-      AND {part:runnable_now}
-    ORDER BY j.priority, j.run_at, j.id
-    LIMIT %(limit)s
-    FOR UPDATE OF j SKIP LOCKED
+    WHERE {part:keyless_window}
 )
 SELECT t.now, live.n, p.*
 FROM t, live, (SELECT * FROM keyed UNION ALL SELECT * FROM keyless) AS p

@@ -13,9 +13,7 @@
 --   the keys found as in flow_candidates_keyed.sql.
 -- Index: jobs_key_claim_idx for the keys and each key's window, once per priority;
 --   jobs_claim_idx once per priority for the jobs without a key; jobs_live_queue_idx.
-WITH RECURSIVE t AS (
-    SELECT coalesce(%(now)s::timestamptz, clock_timestamp()) AS now
-), {part:live_attempts}, {part:runnable_keys}, keyed AS (
+WITH RECURSIVE {part:claim_now}, {part:live_attempts}, {part:runnable_keys}, keyed AS (
     SELECT c.*
     FROM keys AS k
     CROSS JOIN t
@@ -25,11 +23,7 @@ WITH RECURSIVE t AS (
         FROM awa.jobs AS j
         WHERE j.queue = %(queue)s
           AND j.concurrency_key = k.key
-          AND j.priority = p.priority
-          AND {part:runnable_now}
-        ORDER BY j.run_at, j.id
-        LIMIT %(limit)s
-        FOR UPDATE OF j SKIP LOCKED
+          AND {part:band_window}
     ) AS c
     WHERE k.key IS NOT NULL
 ), keyless AS (
@@ -41,11 +35,7 @@ WITH RECURSIVE t AS (
         FROM awa.jobs AS j
         WHERE j.queue = %(queue)s
           AND j.concurrency_key IS NULL
-          AND j.priority = p.priority
-          AND {part:runnable_now}
-        ORDER BY j.run_at, j.id
-        LIMIT %(limit)s
-        FOR UPDATE OF j SKIP LOCKED
+          AND {part:band_window}
     ) AS c
 )
 SELECT t.now, live.n, p.*

@@ -22,9 +22,7 @@
 -- Index: jobs_key_claim_idx (queue, concurrency_key, priority, run_at, id) (0014) for the keys'
 --   skip scan, their first jobs and the chosen keys' windows; jobs_claim_idx for the key-less
 --   jobs; jobs_live_queue_idx for the counts.
-WITH RECURSIVE t AS (
-    SELECT coalesce(%(now)s::timestamptz, clock_timestamp()) AS now
-), {part:live_attempts}, live_keys AS (
+WITH RECURSIVE {part:claim_now}, {part:live_attempts}, live_keys AS (
     SELECT lj.concurrency_key AS key, count(*) AS n
     FROM awa.jobs AS lj
     WHERE lj.queue = %(queue)s
@@ -91,12 +89,7 @@ WITH RECURSIVE t AS (
     SELECT {j.job_columns}
     FROM awa.jobs AS j, t
     WHERE EXISTS (SELECT 1 FROM chosen AS c WHERE c.key IS NULL)
-      AND j.queue = %(queue)s
-      AND j.concurrency_key IS NULL
-      AND {part:runnable_now}
-    ORDER BY j.priority, j.run_at, j.id
-    LIMIT %(limit)s
-    FOR UPDATE OF j SKIP LOCKED
+      AND {part:keyless_window}
 )
 SELECT t.now, live.n, p.*
 FROM t, live, (SELECT * FROM keyed UNION ALL SELECT * FROM keyless) AS p

@@ -8,9 +8,7 @@
 -- Time: the statement's own (`clock_timestamp()`, once in `t`), and for a renewal the time
 --   once its row is locked (`DO UPDATE`), not the start of a statement that waited.
 -- Index: workers_pkey.
-WITH t AS (
-    SELECT coalesce(%(now)s::timestamptz, clock_timestamp()) AS now
-), lapsed AS (
+WITH {part:claim_now}, lapsed AS (
     DELETE FROM awa.workers
     WHERE expires_at <= (SELECT now FROM t) AND owner <> %(owner)s
 )

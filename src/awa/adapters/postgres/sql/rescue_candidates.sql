@@ -10,9 +10,7 @@
 --   A CTE, read once: every row is judged against the same time.
 -- Index: jobs_live_idx (id) WHERE state IN (running, waiting_external): the live set is
 --   bounded by the workers' concurrency. SKIP LOCKED lets several maintainers run at once.
-WITH t AS (
-    SELECT coalesce(%(now)s::timestamptz, clock_timestamp()) AS now
-)
+WITH {part:claim_now}
 SELECT t.now,
        coalesce(q.dlq_enabled, false) AS dlq_enabled,
        {j.job_columns}

@@ -31,7 +31,8 @@ some worker claimed are rescued, so their queues are ones a worker of the fleet 
 ``awa.claims.throttled`` counts the jobs a claim left waiting because a flow limit held them
 back (``docs/flow-control.md``), by the first reason that held each: ``concurrency``,
 ``key_concurrency``, ``ordering``, ``rate`` or ``key_rate``. A job waiting through several
-claims is counted by each, so read it as a rate: how hard the limits are pushing back.
+claims is counted by each, so read it as a rate: how hard the limits are pushing back (on
+PostgreSQL a keyed claim counts one job per key its limit holds back: a lower bound).
 
 Pickup latency is how long a job waited to be claimed once due (``attempted_at - run_at``, on
 the store's clock). The queue gauges are read by the maintenance leader alone, once per

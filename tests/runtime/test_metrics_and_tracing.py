@@ -140,7 +140,9 @@ def test_jobs_a_flow_limit_holds_back_are_counted_by_queue_and_reason(backend: B
 
         await until(throttled)
         held = _value(_points(reader)["awa.claims.throttled"], **KEY_HELD)
-        assert held.value >= 2  # the two jobs of the key behind the running one, each claim
+        # the key's jobs behind the running one: each of them on memory and SQLite, one a
+        # claim for the key on PostgreSQL's keyed window (docs/flow-control.md)
+        assert held.value >= (1 if backend.name == "postgres" else 2)
         release.set()
         for job in jobs:
             await reaches(client, job.id, S.COMPLETED)

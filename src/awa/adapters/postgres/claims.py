@@ -80,7 +80,9 @@ class PostgresClaims(HeldBackCounts):
                 return _claimed(tx.cur, params, priority_aging_s)
             limits = flow.limits
             if limits.key_concurrency_limit and not (limits.key_rate_limit or priority_aging_s):
-                candidates = tx.turn_candidates(queue, limit, flow)
+                candidates, full_keys = tx.turn_candidates(queue, limit, flow)
+                if full_keys:  # their jobs never reach the domain's decision to be counted
+                    self._count_held_back(queue, {"key_concurrency": full_keys})
             else:
                 candidates = tx.flow_candidates(
                     queue, limit, priority_aging_s, candidate_window(flow)

@@ -206,11 +206,12 @@ class PgTransaction:
             self._live[queue] = int(rows[0][1])
         return [job_from_row(row, FLOW_PREFIX) for row in rows]
 
-    def turn_candidates(self, queue: str, limit: int, flow: QueueFlow) -> list[Job]:
+    def turn_candidates(self, queue: str, limit: int, flow: QueueFlow) -> tuple[list[Job], int]:
         """The keyed window of just the keys whose turn can come in a claim of ``limit``
         (``flow_candidates_turns.sql``, which says why they are enough), for a queue with a
         ``key_concurrency_limit``, no ``key_rate_limit`` and no priority aging; as
-        ``flow_candidates``, after ``queue_flow``."""
+        ``flow_candidates``, after ``queue_flow``. With it, how many keys with a job that can
+        run now are at their limit."""
         params: dict[str, Any] = {
             "queue": queue,
             "limit": limit,
@@ -218,10 +219,12 @@ class PgTransaction:
             "cursor": flow.turn_cursor,
             "taken": flow.turn_taken,
         }
-        rows = self._rows("flow_candidates_turns", params, FLOW_PREFIX)
-        if rows:
-            self._live[queue] = int(rows[0][1])
-        return [job_from_row(row, FLOW_PREFIX) for row in rows]
+        rows = self._rows("flow_candidates_turns", params, FLOW_PREFIX + 1)
+        self._live[queue] = int(rows[0][1])  # one row at least (the NULL job when none)
+        jobs = [
+            job_from_row(row, FLOW_PREFIX + 1) for row in rows if row[FLOW_PREFIX + 1] is not None
+        ]
+        return jobs, int(rows[0][2])
 
     def live_attempts(self, queue: str) -> int:
         if queue not in self._live:

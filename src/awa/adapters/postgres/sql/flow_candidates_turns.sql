@@ -11,14 +11,20 @@
 --   runnable job, turn order) hold every key that can take one of the claim's `limit` grants:
 --   a band with m keys grants at least m, and the keys of later bands are taken in the same
 --   order among those ordered after. Each chosen key needs at most min(limit, room) jobs,
---   its first in claim order.
+--   its first in claim order; it gives one more, so that a key with more work than room
+--   shows the domain a job its limit holds back (awa.claims.throttled, and the worker's
+--   claim when the key's slot comes back: Runtime._finished).
 -- Parameters: now (timestamptz, NULL = the database clock), queue text, limit int, cap int
 --   (the queue's key_concurrency_limit), cursor text and taken boolean (the turn cursor as
 --   lock_queue_flow.sql read it).
 -- Transition: none by itself (as flow_candidates.sql: claim_granted.sql does row 3).
 -- Time: `firsts` reads one index entry per key and takes no lock; only the chosen keys' rows
---   are locked: at most limit × min(limit, cap) rows, whatever the number of keys.
+--   are locked: at most limit × (min(limit, cap) + 1) rows, whatever the number of keys.
 -- Order: code-point order (COLLATE "C"), as Python compares the keys; the rows come unordered.
+-- Rows: now, the queue's live attempts, and how many keys with a job that can run now are at
+--   their limit (each holds back at least that job: what awa.claims.throttled counts for
+--   them, as no candidate of theirs reaches the domain), then the job's columns; one row of
+--   NULL job columns when no key has room.
 -- Index: jobs_key_claim_idx (queue, concurrency_key, priority, run_at, id) (0014) for the keys'
 --   skip scan, their first jobs and the chosen keys' windows; jobs_claim_idx for the key-less
 --   jobs; jobs_live_queue_idx for the counts.
@@ -43,7 +49,7 @@ WITH RECURSIVE {part:claim_now}, {part:live_attempts}, live_keys AS (
         ORDER BY j.priority, j.run_at, j.id
         LIMIT 1
     ) AS f
-    WHERE k.key IS NOT NULL AND coalesce(l.n, 0) < %(cap)s
+    WHERE k.key IS NOT NULL
     UNION ALL
     SELECT NULL, f.priority, %(limit)s
     FROM t
@@ -56,9 +62,12 @@ WITH RECURSIVE {part:claim_now}, {part:live_attempts}, live_keys AS (
         ORDER BY j.priority, j.run_at, j.id
         LIMIT 1
     ) AS f
+), held AS (
+    SELECT count(*) AS n FROM firsts AS f WHERE f.room <= 0
 ), chosen AS (
     SELECT f.key, f.room
     FROM firsts AS f
+    WHERE f.room > 0
     ORDER BY f.priority,
              -- the keys after the cursor first (none: every key is after it), then the rest
              CASE
@@ -81,7 +90,7 @@ WITH RECURSIVE {part:claim_now}, {part:live_attempts}, live_keys AS (
           AND j.concurrency_key = c.key
           AND {part:runnable_now}
         ORDER BY j.priority, j.run_at, j.id
-        LIMIT c.room
+        LIMIT c.room + 1  -- one more than the key may take: the domain counts it held back
         FOR UPDATE OF j SKIP LOCKED
     ) AS w
     WHERE c.key IS NOT NULL
@@ -91,5 +100,6 @@ WITH RECURSIVE {part:claim_now}, {part:live_attempts}, live_keys AS (
     WHERE EXISTS (SELECT 1 FROM chosen AS c WHERE c.key IS NULL)
       AND {part:keyless_window}
 )
-SELECT t.now, live.n, p.*
-FROM t, live, (SELECT * FROM keyed UNION ALL SELECT * FROM keyless) AS p
+SELECT t.now, live.n, held.n, p.*
+FROM t, live, held
+LEFT JOIN (SELECT * FROM keyed UNION ALL SELECT * FROM keyless) AS p ON true

@@ -22,11 +22,7 @@ from awa.adapters.postgres.inserts.copy_encoding import COPY_CHUNK_JOBS
 from awa.adapters.postgres.inserts.on_caller_connection import insert_on
 from awa.domain import Complete, Fail, Job, JobState, NewJob, Schedule, Unique
 from awa.domain.flow import (
-    BURST_MAX,
-    CONCURRENCY_LIMIT_MAX,
     FLOW_KEY_LENGTH_MAX,
-    PER_SECOND_MAX,
-    PER_SECOND_MIN,
 )
 from awa.ports import Finish
 from tests.postgres.test_flow_plans import _explain, _plan_nodes
@@ -82,58 +78,7 @@ def test_every_home_of_a_job_refuses_the_keys_the_domain_refuses(
     assert refused.value.diag.constraint_name == f"{table}_{column}_key_length"
 
 
-_SET_KEY_LIMITS = """
-INSERT INTO awa.queues (queue, key_concurrency_limit, key_rate_per_second, key_rate_burst)
-VALUES ('edge', %(concurrency)s, %(per_second)s, %(burst)s)
-"""
-
-
-@pytest.mark.parametrize(
-    ("concurrency", "per_second", "burst"),
-    [
-        (1, PER_SECOND_MIN, 1),
-        (CONCURRENCY_LIMIT_MAX, PER_SECOND_MAX, BURST_MAX),
-        (None, None, None),
-        (7, None, None),
-        (None, 2.5, 3),
-    ],
-)
-def test_the_queues_take_every_key_limit_the_domain_takes(
-    pg_clean_url: str, concurrency: int | None, per_second: float | None, burst: int | None
-) -> None:
-    params = {"concurrency": concurrency, "per_second": per_second, "burst": burst}
-    with psycopg.connect(pg_clean_url, autocommit=True) as conn:
-        conn.execute(_SET_KEY_LIMITS, params)
-
-
-@pytest.mark.parametrize(
-    ("concurrency", "per_second", "burst", "constraint"),
-    [
-        (0, None, None, "queues_key_concurrency_limit_range"),
-        (CONCURRENCY_LIMIT_MAX + 1, None, None, "queues_key_concurrency_limit_range"),
-        (None, PER_SECOND_MIN / 2, 1, "queues_key_rate_per_second_range"),
-        (None, PER_SECOND_MAX * 2, 1, "queues_key_rate_per_second_range"),
-        (None, float("nan"), 1, "queues_key_rate_per_second_range"),
-        (None, 1.0, 0, "queues_key_rate_burst_range"),
-        (None, 1.0, BURST_MAX + 1, "queues_key_rate_burst_range"),
-        (None, 1.0, None, "queues_key_rate_limit_whole"),
-        (None, None, 5, "queues_key_rate_limit_whole"),
-    ],
-)
-def test_the_queues_refuse_every_key_limit_the_domain_refuses(
-    pg_clean_url: str,
-    concurrency: int | None,
-    per_second: float | None,
-    burst: int | None,
-    constraint: str,
-) -> None:
-    params = {"concurrency": concurrency, "per_second": per_second, "burst": burst}
-    with (
-        psycopg.connect(pg_clean_url, autocommit=True) as conn,
-        pytest.raises(psycopg.errors.CheckViolation) as refused,
-    ):
-        conn.execute(_SET_KEY_LIMITS, params)
-    assert refused.value.diag.constraint_name == constraint
+# the key limits' CHECKs: tests/postgres/test_flow_limits.py, beside the queue limits' own
 
 
 def test_a_turn_cursor_is_a_key_taken_and_a_key_bucket_never_below_empty(

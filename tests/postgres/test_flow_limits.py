@@ -41,6 +41,17 @@ def _bucket(pool: ConnectionPool[Any], queue: str) -> tuple[Any, Any]:
     return row[0], row[1]
 
 
+#: the queue's limits, and its keys' (0014): the same CHECKs on columns of the same names
+_SET_EACH = {
+    "": _SET_LIMITS,
+    "key_": """
+INSERT INTO awa.queues (queue, key_concurrency_limit, key_rate_per_second, key_rate_burst)
+VALUES ('edge', %(concurrency)s, %(per_second)s, %(burst)s)
+""",
+}
+
+
+@pytest.mark.parametrize("prefix", ["", "key_"])
 @pytest.mark.parametrize(
     ("concurrency", "per_second", "burst"),
     [
@@ -48,32 +59,39 @@ def _bucket(pool: ConnectionPool[Any], queue: str) -> tuple[Any, Any]:
         (CONCURRENCY_LIMIT_MAX, PER_SECOND_MAX, BURST_MAX),
         (None, None, None),
         (7, None, None),
+        (None, 2.5, 3),
     ],
 )
 def test_the_table_takes_every_limit_the_domain_takes(
-    pg_clean_url: str, concurrency: int | None, per_second: float | None, burst: int | None
+    pg_clean_url: str,
+    prefix: str,
+    concurrency: int | None,
+    per_second: float | None,
+    burst: int | None,
 ) -> None:
     params = {"concurrency": concurrency, "per_second": per_second, "burst": burst}
     with psycopg.connect(pg_clean_url, autocommit=True) as conn:
-        conn.execute(_SET_LIMITS, params)
+        conn.execute(_SET_EACH[prefix], params)
 
 
+@pytest.mark.parametrize("prefix", ["", "key_"])
 @pytest.mark.parametrize(
     ("concurrency", "per_second", "burst", "constraint"),
     [
-        (0, None, None, "queues_concurrency_limit_range"),
-        (CONCURRENCY_LIMIT_MAX + 1, None, None, "queues_concurrency_limit_range"),
-        (None, PER_SECOND_MIN / 2, 1, "queues_rate_per_second_range"),
-        (None, PER_SECOND_MAX * 2, 1, "queues_rate_per_second_range"),
-        (None, float("nan"), 1, "queues_rate_per_second_range"),
-        (None, 1.0, 0, "queues_rate_burst_range"),
-        (None, 1.0, BURST_MAX + 1, "queues_rate_burst_range"),
-        (None, 1.0, None, "queues_rate_limit_whole"),
-        (None, None, 5, "queues_rate_limit_whole"),
+        (0, None, None, "concurrency_limit_range"),
+        (CONCURRENCY_LIMIT_MAX + 1, None, None, "concurrency_limit_range"),
+        (None, PER_SECOND_MIN / 2, 1, "rate_per_second_range"),
+        (None, PER_SECOND_MAX * 2, 1, "rate_per_second_range"),
+        (None, float("nan"), 1, "rate_per_second_range"),
+        (None, 1.0, 0, "rate_burst_range"),
+        (None, 1.0, BURST_MAX + 1, "rate_burst_range"),
+        (None, 1.0, None, "rate_limit_whole"),
+        (None, None, 5, "rate_limit_whole"),
     ],
 )
 def test_the_table_refuses_every_limit_the_domain_refuses(
     pg_clean_url: str,
+    prefix: str,
     concurrency: int | None,
     per_second: float | None,
     burst: int | None,
@@ -82,8 +100,8 @@ def test_the_table_refuses_every_limit_the_domain_refuses(
     params = {"concurrency": concurrency, "per_second": per_second, "burst": burst}
     with psycopg.connect(pg_clean_url, autocommit=True) as conn:
         with pytest.raises(psycopg.errors.CheckViolation) as refused:
-            conn.execute(_SET_LIMITS, params)
-        assert refused.value.diag.constraint_name == constraint
+            conn.execute(_SET_EACH[prefix], params)
+        assert refused.value.diag.constraint_name == f"queues_{prefix}{constraint}"
 
 
 def test_a_bucket_is_stored_whole_and_never_above_its_burst(pg_clean_url: str) -> None:

@@ -5,7 +5,6 @@ the keyed window and the ordering filter stay index scans behind 100,000 queued 
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -25,7 +24,7 @@ from awa.domain.flow import (
     FLOW_KEY_LENGTH_MAX,
 )
 from awa.ports import Finish
-from tests.postgres.test_flow_plans import _explain, _plan_nodes
+from tests.postgres.test_flow_plans import _explain, _explain_generic
 
 LONGEST = "k" * FLOW_KEY_LENGTH_MAX
 #: keys COPY's text format must escape, and one at the length bound
@@ -395,36 +394,6 @@ def keyed_queue(pg_url: str) -> Iterator[str]:
     yield pg_url
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("TRUNCATE awa.jobs, awa.queues")
-
-
-_TYPES = {
-    "now": "timestamptz",
-    "queue": "text",
-    "limit": "int",
-    "aging_us": "bigint",
-    "deadline": "interval",
-}
-
-
-def _explain_generic(
-    conn: psycopg.Connection[Any], statement: str, params: dict[str, Any]
-) -> list[Any]:
-    """The generic plan (test_flow_plans.py's ``_explain_generic``), for these statements'
-    parameters; the prepared statement is let go again."""
-    names = list(dict.fromkeys(re.findall(r"%\((\w+)\)s", SQL[statement])))
-    text = SQL[statement]
-    for n, name in enumerate(names, 1):
-        text = text.replace(f"%({name})s", f"${n}")
-    types = ", ".join(_TYPES[name] for name in names)
-    conn.execute(f"PREPARE keyed_plan ({types}) AS {text}")
-    conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
-    values = ", ".join(["%s"] * len(names))
-    cur = psycopg.ClientCursor(conn)
-    query = f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE keyed_plan ({values})"
-    row = cur.execute(query, [params[name] for name in names]).fetchone()
-    conn.execute("DEALLOCATE keyed_plan")
-    assert row is not None
-    return list(_plan_nodes(row[0][0]["Plan"]))
 
 
 def _params() -> dict[str, Any]:

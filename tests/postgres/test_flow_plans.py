@@ -69,7 +69,13 @@ def big_queue(pg_url: str) -> Iterator[str]:
         conn.execute("TRUNCATE awa.jobs, awa.queues")
 
 
-_TYPES = {"now": "timestamptz", "queue": "text", "limit": "int", "aging_us": "bigint"}
+_TYPES = {
+    "now": "timestamptz",
+    "queue": "text",
+    "limit": "int",
+    "aging_us": "bigint",
+    "deadline": "interval",
+}
 
 
 def _explain(conn: psycopg.Connection[Any], statement: str, params: dict[str, Any]) -> list[Any]:
@@ -96,6 +102,7 @@ def _explain_generic(
     cur = psycopg.ClientCursor(conn)
     query = f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE flow_plan ({values})"
     row = cur.execute(query, [params[name] for name in names]).fetchone()
+    conn.execute("DEALLOCATE flow_plan")  # a caller may explain another statement next
     assert row is not None
     return list(_plan_nodes(row[0][0]["Plan"]))
 

@@ -227,14 +227,21 @@ def _with_dbname(url: str, dbname: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def create_database(pg_server_url: str) -> Iterator[Callable[[], str]]:
+def create_database(pg_server_url: str) -> Iterator[Callable[..., str]]:
     """Makes empty databases on the test server; drops them at session end."""
     made: list[str] = []
 
-    def create() -> str:
+    def create(icu_locale: str | None = None) -> str:
+        """``icu_locale``: the database's default collation is that ICU locale's, not the
+        cluster's "C" (a user's database sorts text by its language)."""
         name = f"awa_test_{uuid.uuid4().hex[:12]}"
+        statement = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
+        if icu_locale is not None:
+            statement += sql.SQL(" TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE {}").format(
+                sql.Literal(icu_locale)
+            )
         with psycopg.connect(pg_server_url, autocommit=True) as conn:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+            conn.execute(statement)
         made.append(name)
         return _with_dbname(pg_server_url, name)
 

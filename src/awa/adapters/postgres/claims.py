@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 from psycopg.rows import TupleRow
 
-from awa.adapters.core.flow import HeldBackCounts, candidate_window, within_limits
+from awa.adapters.core.flow import HeldBackCounts, within_limits
 from awa.adapters.postgres._rows import checked_rows, interval, job_from_row
 from awa.adapters.postgres._sql import SQL
-from awa.adapters.postgres.transaction import PgTransaction
+from awa.adapters.postgres.transaction import PgTransaction, candidates_plan
 from awa.domain import Job, decisions
+from awa.domain.flow import FlowLimits
 
 __all__ = ["PostgresClaims"]
 
@@ -36,10 +37,17 @@ class PostgresClaims(HeldBackCounts):
     #: the queues this store last found limited (a stale entry costs one transaction, a
     #: missing one the read of queue_limited.sql: claim.sql's guard keeps both safe)
     _limited_queues: set[str]
+    #: each limited queue's limits as its last claim read them: the window its next claim
+    #: sends ahead of the lock's answer (a stale guess costs one more round trip)
+    _flow_limits: dict[str, FlowLimits]
 
     if TYPE_CHECKING:
 
         def _statement(self, action: str) -> AbstractContextManager[Cursor]: ...
+
+        def _connection(
+            self, action: str
+        ) -> AbstractContextManager[psycopg.Connection[TupleRow]]: ...
 
         def _transaction(self, action: str) -> AbstractContextManager[PgTransaction]: ...
 
@@ -65,36 +73,45 @@ class PostgresClaims(HeldBackCounts):
     ) -> list[Job]:
         """A claim under the queue's limits, in one transaction: its row locked
         (``lock_queue_flow.sql``), candidates locked and live attempts counted after the lock
-        (``flow_candidates.sql``; in a queue with key limits the keyed window,
-        ``flow_candidates_keyed.sql``, or only the keys whose turn can come,
-        ``flow_candidates_turns.sql``, when the domain's turns can be read off the keys'
-        first jobs; and the key counts and buckets the limits need), the
-        domain's decision, and the granted jobs claimed with the buckets and turn cursor
-        written (``claim_granted.sql``). No advisory lock: the row lock ends with the
-        transaction, however the claimer ends."""
-        with self._transaction("claiming jobs of a limited queue") as tx:
-            flow = tx.queue_flow(queue)
-            if flow is None:  # no longer limited, or paused: the one statement decides
-                self._limited_queues.discard(queue)
-                params = self._claim_params(queue, limit, deadline_duration_s, priority_aging_s)
-                return _claimed(tx.cur, params, priority_aging_s)
-            limits = flow.limits
-            if limits.key_concurrency_limit and not (limits.key_rate_limit or priority_aging_s):
-                candidates, full_keys = tx.turn_candidates(queue, limit, flow)
+        (the window ``candidates_plan`` names, and the key counts and buckets the limits
+        need), the domain's decision, and the granted jobs claimed with the buckets and turn
+        cursor written (``claim_granted.sql``). No advisory lock: the row lock ends with the
+        transaction, however the claimer ends.
+
+        The row lock serialises the fleet's claims of the queue, so what it spans is the
+        fleet's bound: in pipeline mode the lock and the window the queue's last limits
+        called for go in one round trip, and the claim and its COMMIT in another, so the lock
+        is held across one wait of this process (for the domain's decision), not four."""
+        last = self._flow_limits.get(queue)
+        with (
+            self._connection("claiming jobs of a limited queue") as conn,
+            conn.pipeline() as pipeline,
+        ):
+            with conn.transaction(), conn.cursor() as cur:
+                tx = PgTransaction(cur, self._now(), pipeline=pipeline)
+                ahead = (
+                    None if last is None else candidates_plan(last, queue, limit, priority_aging_s)
+                )
+                flow = tx.queue_flow(queue, ahead)
+                if flow is None:  # no longer limited, or paused: the one statement decides
+                    self._limited_queues.discard(queue)
+                    self._flow_limits.pop(queue, None)
+                    params = self._claim_params(queue, limit, deadline_duration_s, priority_aging_s)
+                    return _claimed(cur, params, priority_aging_s, pipeline)
+                self._flow_limits[queue] = flow.limits
+                plan = candidates_plan(flow.limits, queue, limit, priority_aging_s)
+                candidates, full_keys = tx.candidates(queue, plan)
                 if full_keys:  # their jobs never reach the domain's decision to be counted
                     self._count_held_back(queue, {"key_concurrency": full_keys})
-            else:
-                candidates = tx.flow_candidates(
-                    queue, limit, priority_aging_s, candidate_window(flow)
+                if not candidates:
+                    return []
+                now = tx.now()
+                _sort_claimed(candidates, now, priority_aging_s)
+                granted = within_limits(
+                    tx, queue, flow, candidates, limit, now, priority_aging_s, self._count_held_back
                 )
-            if not candidates:
-                return []
-            now = tx.now()
-            _sort_claimed(candidates, now, priority_aging_s)
-            granted = within_limits(
-                tx, queue, flow, candidates, limit, now, priority_aging_s, self._count_held_back
-            )
-            claimed = tx.claim_granted(queue, granted, interval(deadline_duration_s))
+                claiming = tx.send_claim_granted(queue, granted, interval(deadline_duration_s))
+            claimed = claiming()  # read once COMMIT was sent behind it, in the same round trip
         _sort_claimed(claimed, now, priority_aging_s)
         return claimed
 
@@ -112,9 +129,16 @@ class PostgresClaims(HeldBackCounts):
         return params
 
 
-def _claimed(cur: Cursor, params: dict[str, Any], priority_aging_s: float) -> list[Job]:
+def _claimed(
+    cur: Cursor,
+    params: dict[str, Any],
+    priority_aging_s: float,
+    pipeline: psycopg.Pipeline | None = None,
+) -> list[Job]:
     """``claim.sql`` (``claim_aged.sql`` when aging), its jobs in claim order."""
     cur.execute(SQL["claim_aged" if priority_aging_s else "claim"], params)
+    if pipeline is not None:  # its answer, before checked_rows reads its columns
+        pipeline.sync()
     jobs = [job_from_row(row) for row in checked_rows(cur)]
     if jobs:  # attempted_at is the claim's now: order them as the statement picked them
         _sort_claimed(jobs, jobs[0].attempted_at or jobs[0].run_at, priority_aging_s)

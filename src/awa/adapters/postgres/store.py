@@ -88,6 +88,7 @@ from awa.domain import (
     ScheduleRecord,
     decisions,
 )
+from awa.domain.flow import FlowLimits
 from awa.domain.retention import Retention
 from awa.domain.validation import INSTANT_MIN, check_seconds
 from awa.ports import (
@@ -211,6 +212,7 @@ class PostgresStore(PostgresClaims, PostgresOperators, StoreCore, WorkerPresence
         # the queues this store last found limited: their claims go to the limited path at
         # once (claim.sql's guard makes a stale entry safe either way)
         self._limited_queues: set[str] = set()
+        self._flow_limits: dict[str, FlowLimits] = {}
 
     # -- plumbing -------------------------------------------------------------------------------
     def close(self) -> None:

@@ -4,7 +4,7 @@ one statement on one cursor inside the store's ``BEGIN ... COMMIT``
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -34,7 +34,9 @@ __all__ = [
     "FLOW_PREFIX",
     "LEASE_PREFIX",
     "LOCK_PREFIX",
+    "CandidatesPlan",
     "PgTransaction",
+    "candidates_plan",
     "lease_states",
 ]
 
@@ -52,6 +54,34 @@ _NO_TURN = object()  # keep_turn_cursor not called: the cursor stays as it is
 _STATES = {state.value: state for state in JobState}
 
 
+@attrs.frozen
+class CandidatesPlan:
+    """The statement that reads a limited claim's candidates, with its parameters."""
+
+    statement: str
+    params: Mapping[str, Any]
+
+
+def candidates_plan(
+    limits: FlowLimits, queue: str, limit: int, priority_aging_s: float
+) -> CandidatesPlan:
+    """The window a claim of ``limit`` reads under ``limits``: with a key concurrency limit
+    alone (no key rate, no aging), the keys whose turn can come
+    (``flow_candidates_turns.sql``, which says why they are enough); with other key limits,
+    up to ``limit`` of each ``concurrency_key`` and of the jobs without one
+    (``flow_candidates_keyed.sql``); else up to ``limit`` in claim order
+    (``flow_candidates.sql``); each ``_aged`` under priority aging."""
+    params: dict[str, Any] = {"queue": queue, "limit": limit}
+    if limits.key_concurrency_limit and not (limits.key_rate_limit or priority_aging_s):
+        return CandidatesPlan("flow_candidates_turns", params)
+    statement = "flow_candidates_keyed" if limits.has_key_limits else "flow_candidates"
+    if priority_aging_s:
+        statement += "_aged"
+        if not limits.has_key_limits:  # the keyed window is ranked by the store
+            params["aging_us"] = round(priority_aging_s * 1e6)
+    return CandidatesPlan(statement, params)
+
+
 def lease_states(cur: Cursor, job_ids: Sequence[int]) -> dict[int, tuple[int, JobState]]:
     if not job_ids:
         return {}
@@ -64,9 +94,17 @@ class PgTransaction:
     (``SELECT ... FOR UPDATE``), and ``write`` is at most one statement per kind of change."""
 
     def __init__(
-        self, cur: Cursor, injected_now: datetime | None, *, skip_held: bool = False
+        self,
+        cur: Cursor,
+        injected_now: datetime | None,
+        *,
+        skip_held: bool = False,
+        pipeline: psycopg.Pipeline | None = None,
     ) -> None:
+        """``pipeline``: the connection is in pipeline mode (a limited claim's), where a
+        statement's answer comes once the pipeline is synced (``_answered``)."""
         self.cur = cur
+        self._pipeline = pipeline
         self._injected_now = injected_now
         self._now: datetime | None = injected_now
         self._skip_held = skip_held
@@ -74,9 +112,11 @@ class PgTransaction:
         self._looked_up: dict[int, tuple[int, JobState]] = {}  # what lease_states found
         # a limited queue's live attempts, as counted after its row lock (flow_candidates.sql)
         self._live: dict[str, int] = {}
+        self._live_keys: dict[str, dict[str, int]] = {}  # likewise by key (turn_candidates)
         self._kept_buckets: dict[str, Bucket] = {}  # written by claim_granted
         self._kept_key_buckets: dict[str, dict[str, Bucket]] = {}  # likewise, per key
         self._kept_turns: dict[str, str | None] = {}  # likewise, the turn cursor
+        self._ahead: tuple[CandidatesPlan, Cursor] | None = None  # send_ahead's statement
 
     def now(self) -> datetime:
         if self._now is None:  # nothing read the time yet: ask the database's clock
@@ -168,11 +208,21 @@ class PgTransaction:
         return self._locked("rescue_candidates", params)
 
     # -- a claim of a limited queue (``awa.adapters.core.FlowTransaction``) ----------------------
-    def queue_flow(self, queue: str) -> QueueFlow | None:
+    def queue_flow(self, queue: str, ahead: CandidatesPlan | None = None) -> QueueFlow | None:
         """``lock_queue_flow.sql``: the queue's row locked until COMMIT, when it has a limit
-        and is not paused; ``None`` otherwise (nothing locked)."""
-        row = self.cur.execute(SQL["lock_queue_flow"], {"queue": queue}).fetchone()
+        and is not paused; ``None`` otherwise (nothing locked). ``ahead``, on a connection in
+        pipeline mode: the candidates statement the claim expects to need, queued behind the
+        lock on a cursor of its own, so that it runs once the lock is granted (counting after
+        the lock, as ``candidates`` must) and both answers come back in one round trip;
+        ``candidates`` takes its rows when the queue's limits call for the same plan."""
+        self.cur.execute(SQL["lock_queue_flow"], {"queue": queue})
+        if ahead is not None:
+            cur = self.cur.connection.cursor()
+            cur.execute(SQL[ahead.statement], {"now": self._injected_now, **ahead.params})
+            self._ahead = (ahead, cur)
+        row = self.cur.fetchone()
         if row is None:
+            self._drop_ahead()
             return None
         (
             concurrency, per_second, burst, tokens, updated_at, key_concurrency,
@@ -187,44 +237,48 @@ class PgTransaction:
         bucket = None if tokens is None else Bucket(tokens, utc(updated_at))
         return QueueFlow(limits, bucket, turn_cursor, turn_taken)
 
-    def flow_candidates(
-        self, queue: str, limit: int, priority_aging_s: float, per_key: bool = False
-    ) -> list[Job]:
+    def _answered(self, cur: Cursor) -> Cursor:
+        """``cur``, with its statement's answer read: a fetch would sync the pipeline
+        itself, but the columns are checked before it (``checked_rows``)."""
+        if cur.pgresult is None and self._pipeline is not None:
+            self._pipeline.sync()
+        return cur
+
+    def _drop_ahead(self) -> None:
+        if self._ahead is not None:
+            self._ahead[1].close()  # its rows stay locked until COMMIT, none granted
+            self._ahead = None
+
+    def candidates(self, queue: str, plan: CandidatesPlan) -> tuple[list[Job], int]:
         """Runnable jobs of ``queue`` passed by the ordering filter, locked, with its live
         attempts counted in the same statement: call it once ``queue_flow`` holds the queue's
-        row. Up to ``limit`` in the claim's order (``flow_candidates.sql``); with ``per_key``,
-        the keyed window, up to ``limit`` of each ``concurrency_key`` and of the jobs without
-        one (``flow_candidates_keyed.sql``), in any order."""
-        params: dict[str, Any] = {"queue": queue, "limit": limit}
-        statement = "flow_candidates_keyed" if per_key else "flow_candidates"
-        if priority_aging_s:
-            statement += "_aged"
-            if not per_key:  # the keyed window is ranked by the store
-                params["aging_us"] = round(priority_aging_s * 1e6)
-        rows = self._rows(statement, params, FLOW_PREFIX)
-        if rows:
-            self._live[queue] = int(rows[0][1])
-        return [job_from_row(row, FLOW_PREFIX) for row in rows]
-
-    def turn_candidates(self, queue: str, limit: int, flow: QueueFlow) -> tuple[list[Job], int]:
-        """The keyed window of just the keys whose turn can come in a claim of ``limit``
-        (``flow_candidates_turns.sql``, which says why they are enough), for a queue with a
-        ``key_concurrency_limit``, no ``key_rate_limit`` and no priority aging; as
-        ``flow_candidates``, after ``queue_flow``. With it, how many keys with a job that can
-        run now are at their limit."""
-        params: dict[str, Any] = {
-            "queue": queue,
-            "limit": limit,
-            "cap": flow.limits.key_concurrency_limit,
-            "cursor": flow.turn_cursor,
-            "taken": flow.turn_taken,
-        }
-        rows = self._rows("flow_candidates_turns", params, FLOW_PREFIX + 1)
-        self._live[queue] = int(rows[0][1])  # one row at least (the NULL job when none)
-        jobs = [
-            job_from_row(row, FLOW_PREFIX + 1) for row in rows if row[FLOW_PREFIX + 1] is not None
-        ]
-        return jobs, int(rows[0][2])
+        row. ``plan`` says which statement reads them (``candidates_plan``). With them, how
+        many of the keys the turn window walked have a job that can run now and are at their
+        limit (0 for the other windows); the live attempts by key are kept for
+        ``live_by_key``."""
+        if self._ahead is not None and self._ahead[0] == plan:
+            cur = self._ahead[1]
+            self._ahead = None
+        else:  # the queue's limits changed since the guess: this window, in a round trip more
+            self._drop_ahead()
+            cur = self.cur
+            cur.execute(SQL[plan.statement], {"now": self._injected_now, **plan.params})
+        turns = plan.statement == "flow_candidates_turns"
+        prefix = FLOW_PREFIX + 3 if turns else FLOW_PREFIX
+        rows = checked_rows(self._answered(cur), prefix)
+        if cur is not self.cur:
+            cur.close()
+        if rows and self._now is None:
+            self._now = utc(rows[0][0])
+        if not turns:
+            if rows:
+                self._live[queue] = int(rows[0][1])
+            return [job_from_row(row, prefix) for row in rows], 0
+        first = rows[0]  # one row at least (the NULL job when none)
+        self._live[queue] = int(first[1])
+        self._live_keys[queue] = dict(zip(first[3] or (), map(int, first[4] or ()), strict=True))
+        jobs = [job_from_row(row, prefix) for row in rows if row[prefix] is not None]
+        return jobs, int(first[2] or 0)
 
     def live_attempts(self, queue: str) -> int:
         if queue not in self._live:
@@ -238,7 +292,10 @@ class PgTransaction:
         self._kept_buckets[queue] = bucket
 
     def live_by_key(self, queue: str) -> dict[str, int]:
-        """``count_live_by_key.sql``, after the queue's row lock (``queue_flow``)."""
+        """``count_live_by_key.sql``, after the queue's row lock (``queue_flow``), unless
+        ``turn_candidates`` counted them in its statement."""
+        if queue in self._live_keys:
+            return self._live_keys[queue]
         rows = self.cur.execute(SQL["count_live_by_key"], {"queue": queue}).fetchall()
         return {key: int(n) for key, n in rows}
 
@@ -259,14 +316,21 @@ class PgTransaction:
     def claim_granted(
         self, queue: str, jobs: Sequence[Job], deadline: timedelta | None
     ) -> list[Job]:
-        """Row 3 for ``jobs`` (locked by ``flow_candidates``), and what ``keep_bucket``,
+        """Row 3 for ``jobs`` (locked by ``candidates``), and what ``keep_bucket``,
         ``keep_key_buckets`` and ``keep_turn_cursor`` kept for ``queue`` written, in one
         statement (``claim_granted.sql``)."""
+        return self.send_claim_granted(queue, jobs, deadline)()
+
+    def send_claim_granted(
+        self, queue: str, jobs: Sequence[Job], deadline: timedelta | None
+    ) -> Callable[[], list[Job]]:
+        """``claim_granted``, sent on a cursor of its own, its jobs read by the function it
+        returns: in pipeline mode, once COMMIT is queued behind it (one round trip for both)."""
         bucket = self._kept_buckets.pop(queue, None)
         key_buckets = self._kept_key_buckets.pop(queue, {})
         turn = self._kept_turns.pop(queue, _NO_TURN)
         if not jobs:  # a bucket nothing took from was only refilled: the next claim refills
-            return []  # the stored one the same way, so it need not be written (nor does a
+            return list  # the stored one the same way, so it need not be written (nor does a
             # cursor move without a grant: awa.domain.flow_claims)
         params = {
             "now": self.now(),
@@ -281,8 +345,14 @@ class PgTransaction:
             "turn_given": turn is not _NO_TURN,
             "turn_cursor": None if turn is _NO_TURN else turn,
         }
-        self.cur.execute(SQL["claim_granted"], params)
-        return [job_from_row(row) for row in checked_rows(self.cur)]
+        cur = self.cur.connection.cursor()
+        cur.execute(SQL["claim_granted"], params)
+
+        def claimed() -> list[Job]:
+            with cur:
+                return [job_from_row(row) for row in checked_rows(self._answered(cur))]
+
+        return claimed
 
     def write(self, writes: Writes) -> None:
         cur = self.cur

@@ -30,6 +30,11 @@
 -- Unfinished jobs are always hot (awa.job_home), so awa.jobs_done's copies stay empty and cost
 -- its writes one predicate test; jobs without keys are in none of them.
 --
+-- awa.jobs.concurrency_key and awa.queues.turn_cursor compare in code-point order (COLLATE
+-- "C"), the order Python gives the keys and the domain takes their turns in, whatever the
+-- database's own collation: jobs_key_claim_idx then holds the keys in turn order, and a claim
+-- walks them from the cursor and stops (flow_candidates_turns.sql).
+--
 -- The job columns are added without a default (no table rewrite). Their CHECKs on awa.jobs and
 -- awa.dlq are NOT VALID: a CHECK added as valid reads every existing row, a day of finished
 -- jobs in awa.jobs_done, under the ACCESS EXCLUSIVE lock ADD COLUMN holds until the migration
@@ -39,7 +44,7 @@
 -- 0014").
 
 ALTER TABLE awa.jobs
-    ADD COLUMN concurrency_key text,
+    ADD COLUMN concurrency_key text COLLATE "C",
     ADD COLUMN ordering_key text;
 ALTER TABLE awa.jobs
     ADD CONSTRAINT jobs_concurrency_key_length
@@ -67,7 +72,7 @@ ALTER TABLE awa.queues
     ADD COLUMN key_concurrency_limit int,
     ADD COLUMN key_rate_per_second double precision,
     ADD COLUMN key_rate_burst int,
-    ADD COLUMN turn_cursor text,
+    ADD COLUMN turn_cursor text COLLATE "C",
     ADD COLUMN turn_taken boolean NOT NULL DEFAULT false,
     ADD CONSTRAINT queues_key_concurrency_limit_range
         CHECK (key_concurrency_limit BETWEEN 1 AND 1000000),

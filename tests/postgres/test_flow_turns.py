@@ -1,0 +1,140 @@
+"""The turn window (``flow_candidates_turns.sql``) against the whole keyed window
+(``flow_candidates_keyed.sql``): over any queue of keyed and key-less jobs, of mixed
+priorities, some not yet due, some keys at their limit, and any turn cursor, the domain grants
+exactly the same jobs from the few keys the turn window walks as from every key's window. The
+walk stops early, so this is what holds it to the domain's turn order (awa.domain.flow_turns):
+keys in code-point order after the cursor, the key-less jobs as one more key, priority first."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from awa.adapters.core.flow import within_limits
+from awa.adapters.postgres import PostgresStore, migrate
+from awa.adapters.postgres.claims import _sort_claimed
+from awa.adapters.postgres.transaction import CandidatesPlan, PgTransaction
+from awa.domain import NewJob
+
+QUEUE = "turns"
+#: in code-point order "B" < "a" < "a0" < "b" < "z1" < "é": a database collation other than
+#: "C" orders them otherwise, and the walk must follow the domain's order, not the locale's
+KEYS = ["a", "b", "B", "z1", "é"]
+CURSORS = [*KEYS, "a0"]  # "a0": a cursor whose key has no job left
+
+_ADD_JOB = """
+INSERT INTO awa.jobs (kind, queue, state, priority, run_at, created_at, concurrency_key)
+VALUES ('chore', %(queue)s, %(state)s, %(priority)s,
+        now() + CASE WHEN %(due)s THEN interval '-1 hour' ELSE interval '1 hour' END
+              + %(n)s * interval '1 ms',
+        now() - interval '2 hours', %(key)s)
+"""
+_ADD_RUNNING = """
+INSERT INTO awa.jobs (kind, queue, state, attempt, run_lease, run_at, created_at, attempted_at,
+                      heartbeat_at, concurrency_key)
+VALUES ('chore', %(queue)s, 'running', 1, 1, now(), now(), now(), now(), %(key)s)
+"""
+_ADD_QUEUE = """
+INSERT INTO awa.queues (queue, key_concurrency_limit, turn_cursor, turn_taken)
+VALUES (%(queue)s, %(cap)s, %(cursor)s, %(taken)s)
+"""
+
+job = st.tuples(
+    st.none() | st.sampled_from(KEYS),  # concurrency key
+    st.integers(1, 3),  # priority
+    st.booleans() | st.just(True),  # due (more often than not)
+)
+#: no turn taken yet; the key-less jobs' turn taken last; a key's turn taken last
+cursor = st.sampled_from([(None, False), (None, True)]) | st.tuples(
+    st.sampled_from(CURSORS), st.just(True)
+)
+
+
+@pytest.fixture(scope="module")
+def icu_url(create_database: Callable[..., str]) -> str:
+    """A migrated database whose text sorts by ICU's root collation, as a user's database
+    sorts by its language ("a" < "B" < "b" < "é" < "z1"): the keys' column is "C" (0014)."""
+    url = create_database(icu_locale="und")
+    with psycopg.connect(url, autocommit=True) as conn:
+        migrate(conn)
+    return url
+
+
+def _grants(tx: PgTransaction, limit: int, turns: bool) -> list[int]:
+    flow = tx.queue_flow(QUEUE)
+    assert flow is not None
+    statement = "flow_candidates_turns" if turns else "flow_candidates_keyed"
+    candidates, _ = tx.candidates(
+        QUEUE, CandidatesPlan(statement, {"queue": QUEUE, "limit": limit})
+    )
+    now = tx.now()
+    _sort_claimed(candidates, now, 0.0)
+    return [j.id for j in within_limits(tx, QUEUE, flow, candidates, limit, now)]
+
+
+@settings(
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    jobs=st.lists(job, max_size=30),
+    running=st.lists(st.sampled_from(KEYS), max_size=5),
+    cap=st.integers(1, 2),
+    limit=st.integers(1, 5),
+    turn=cursor,
+)
+def test_the_turn_window_grants_what_every_keys_window_grants(
+    icu_url: str,
+    jobs: list[tuple[str | None, int, bool]],
+    running: list[str],
+    cap: int,
+    limit: int,
+    turn: tuple[str | None, bool],
+) -> None:
+    with psycopg.connect(icu_url) as conn, conn.cursor() as cur:
+        for n, (key, priority, due) in enumerate(jobs):
+            state = "available" if due else "scheduled"
+            params: dict[str, Any] = {"queue": QUEUE, "state": state, "priority": priority}
+            cur.execute(_ADD_JOB, {**params, "due": due, "n": n, "key": key})
+        for key in running:
+            cur.execute(_ADD_RUNNING, {"queue": QUEUE, "key": key})
+        cursor_key, taken = turn
+        cur.execute(_ADD_QUEUE, {"queue": QUEUE, "cap": cap, "cursor": cursor_key, "taken": taken})
+        by_turns = _grants(PgTransaction(cur, None), limit, turns=True)
+        by_windows = _grants(PgTransaction(cur, None), limit, turns=False)
+        conn.rollback()
+    assert by_turns == by_windows
+    # and the walk is no shortcut to nothing: a free key's due job is granted
+    free = {k for k, _, due in jobs if due and k is not None and running.count(k) < cap}
+    keyless_due = any(due for k, _, due in jobs if k is None)
+    assert bool(by_turns) == bool(free or keyless_due)
+
+
+def test_a_claim_whose_guessed_window_is_stale_reads_the_right_one(
+    store: PostgresStore,
+) -> None:
+    """Each limited claim sends the window the queue's last limits called for ahead of the
+    lock's answer; when the limits changed since, that guess is dropped and the right window
+    read, and when the limits are gone the one statement claims (the guess still sent)."""
+    store.configure_queue("guess", concurrency_limit=1)
+    first, *_ = store.insert(
+        [NewJob(kind="k", queue="guess", concurrency_key=key) for key in ["a", "a", "b", "b"]]
+    )
+    assert [j.id for j in store.claim("guess", limit=5, deadline_duration_s=60)] == [first.id]
+    # the guess is flow_candidates.sql; the queue now needs the turn window
+    store.configure_queue("guess", concurrency_limit=None, key_concurrency_limit=1)
+    assert [j.concurrency_key for j in store.claim("guess", limit=5, deadline_duration_s=60)] == [
+        "b"
+    ]
+    # the guess is the turn window; the queue has no limit left: claim.sql takes the rest
+    store.configure_queue("guess", key_concurrency_limit=None)
+    assert [j.concurrency_key for j in store.claim("guess", limit=5, deadline_duration_s=60)] == [
+        "a",
+        "b",
+    ]

@@ -3,6 +3,7 @@
     python bench/flow_bench.py throughput [--procs 4] [--conc 10] [--n 20000] [--reps 3]
     python bench/flow_bench.py rate [--procs 4] [--per-second 200] [--burst 20] [--seconds 60]
     python bench/flow_bench.py plans [--n 1000000] [--limit 10]
+    python bench/flow_bench.py claims [--claims 300]
 
 ``throughput``: ``--n`` no-op jobs drained by ``--procs`` worker processes of ``--conc`` slots
 each, under three settings that take turns within each rep: no limit; ``concurrency_limit``
@@ -22,6 +23,10 @@ any window of one second against the bound ``burst + per_second``.
 ``concurrency_key`` values, a tenth of each with an ``ordering_key`` (997 of them), written by
 SQL and analyzed; then the claim statements' ``EXPLAIN (ANALYZE, BUFFERS)``, each in a
 transaction rolled back, and their sequential scans counted.
+
+``claims``: one process's claims of 1 and of 10 jobs, each followed by their finish, under no
+limit, a ``concurrency_limit``, a ``rate_limit`` (neither reached) and ``key_concurrency_limit=1``
+over 1,000 keys: the median and 90th percentile of the claims alone.
 
 The cluster is the peers' (``PEERBENCH_DSN``, default ``postgresql://postgres@127.0.0.1:55432``);
 the database ``flow_bench`` is dropped and made again. Figures, not assertions: the machine is
@@ -94,6 +99,12 @@ class Fleet:
             child.stdin.write("go\n")
             child.stdin.flush()
 
+    def check(self) -> None:
+        """Fail at once if a worker process died (else its jobs would be waited for forever)."""
+        dead = [c.returncode for c in self.children if c.poll() is not None]
+        if dead:
+            raise SystemExit(f"a worker process exited with {dead[0]}")
+
     def stop(self) -> None:
         for child in self.children:
             assert child.stdin is not None
@@ -115,7 +126,15 @@ def _fresh_database() -> None:
 
 
 def _reset(conn: psycopg.Connection[Any]) -> None:
-    conn.execute("TRUNCATE awa.jobs, awa.dlq, awa.queues, awa.flow_key_buckets RESTART IDENTITY")
+    conn.execute(
+        "TRUNCATE awa.jobs, awa.dlq, awa.queues, awa.flow_key_buckets, awa.workers, awa.leader,"
+        " awa.queue_summary, awa.schedules RESTART IDENTITY"
+    )
+
+
+def _analyze(conn: psycopg.Connection[Any]) -> None:
+    """Statistics of the queue as filled: analyzed empty (after the TRUNCATE), the planner
+    would plan the claims for a table of no rows, and a run would measure that plan."""
     conn.execute("VACUUM ANALYZE awa.jobs")
 
 
@@ -159,10 +178,12 @@ def _drain(a: argparse.Namespace, setting: str) -> dict[str, Any]:
     with psycopg.connect(DSN, autocommit=True) as conn:
         _reset(conn)
         _fill(a.n, keyed=setting == "keys", **limits)
+        _analyze(conn)
         fleet = Fleet(a.procs, a.conc)
         started = time.perf_counter()
         fleet.go()
         while _completed(conn) < a.n:
+            fleet.check()
             time.sleep(0.02)
         elapsed = time.perf_counter() - started
         fleet.stop()
@@ -171,14 +192,14 @@ def _drain(a: argparse.Namespace, setting: str) -> dict[str, Any]:
 
 def cmd_throughput(a: argparse.Namespace) -> None:
     _fresh_database()
-    settings = ["none", "concurrency_limit", "keys"]
+    settings = a.settings.split(",")
     results: dict[str, list[float]] = {s: [] for s in settings}
     for rep in range(1, a.reps + 1):
         for setting in settings:
             result = _drain(a, setting)
             results[setting].append(result["jobs_per_s"])
             print(json.dumps({"rep": rep, "procs": a.procs, "conc": a.conc, **result}), flush=True)
-    base = statistics.median(results["none"])
+    base = statistics.median(results["none"]) if results.get("none") else float("nan")
     for setting in settings:
         median = statistics.median(results[setting])
         spread = f"{min(results[setting]):,.0f}-{max(results[setting]):,.0f}"
@@ -198,6 +219,7 @@ def cmd_rate(a: argparse.Namespace) -> None:
     with psycopg.connect(DSN, autocommit=True) as conn:
         _reset(conn)
         _fill(n, keyed=False, rate_limit=(a.per_second, a.burst))
+        _analyze(conn)
         fleet = Fleet(a.procs, a.conc)
         fleet.go()
         time.sleep(a.seconds)
@@ -230,6 +252,63 @@ def cmd_rate(a: argparse.Namespace) -> None:
     )
 
 
+# -- one process's claims ------------------------------------------------------------------------
+_CLAIM_SETTINGS: dict[str, dict[str, Any]] = {
+    "none": {},
+    "concurrency_limit": {"concurrency_limit": 1_000_000},
+    "rate_limit": {"rate_limit": (1_000_000.0, 1_000_000)},
+    "keys": {"key_concurrency_limit": 1},
+}
+
+
+def cmd_claims(a: argparse.Namespace) -> None:
+    """One process, no handlers: ``--claims`` claims of ``limit`` jobs (1 and 10) from a queue
+    of 20,000 (over 1,000 keys for ``keys``), each followed by their finish, untimed; the
+    median and 90th percentile of the claims alone. A limit never reached still takes the
+    limited path, so this is what the path itself costs a claim."""
+    from awa.adapters.postgres import PostgresStore
+    from awa.domain import Complete, NewJob
+    from awa.ports import Finish
+
+    _fresh_database()
+    store = PostgresStore(DSN)
+    for setting, limits in _CLAIM_SETTINGS.items():
+        for limit in (1, 10):
+            with psycopg.connect(DSN, autocommit=True) as conn:
+                _reset(conn)
+                if limits:
+                    store.configure_queue(QUEUE, **limits)
+                keyed = setting == "keys"
+                for start in range(0, 20_000, 5_000):
+                    store.insert(
+                        [
+                            NewJob(
+                                kind="noop",
+                                queue=QUEUE,
+                                concurrency_key=f"k{i % KEYS}" if keyed else None,
+                            )
+                            for i in range(start, start + 5_000)
+                        ]
+                    )
+                _analyze(conn)
+            times: list[float] = []
+            for _ in range(a.claims):
+                started = time.perf_counter()
+                jobs = store.claim(QUEUE, limit=limit, deadline_duration_s=60.0)
+                times.append(time.perf_counter() - started)
+                store.finish([Finish(job.lease, Complete()) for job in jobs])
+            times.sort()
+            result = {
+                "setting": setting,
+                "limit": limit,
+                "claims": a.claims,
+                "median_ms": round(statistics.median(times) * 1000, 3),
+                "p90_ms": round(times[int(len(times) * 0.9)] * 1000, 3),
+            }
+            print(json.dumps(result), flush=True)
+    store.close()
+
+
 # -- plans --------------------------------------------------------------------------------------
 _FILL = """
 INSERT INTO awa.jobs (kind, queue, state, run_at, created_at, concurrency_key, ordering_key)
@@ -258,10 +337,15 @@ def cmd_plans(a: argparse.Namespace) -> None:
         ),
         "flow_candidates (concurrency_limit)": ("flow_candidates", "plain", {}),
         "flow_candidates_keyed (key_rate_limit, or aging)": ("flow_candidates_keyed", "keyed", {}),
-        "flow_candidates_turns (key_concurrency_limit)": (
+        "flow_candidates_turns (key_concurrency_limit), the cursor mid-way": (
             "flow_candidates_turns",
             "keyed",
-            {"cap": 1, "cursor": "k500", "taken": True},
+            {"turn_cursor": "k500"},
+        ),
+        "flow_candidates_turns (key_concurrency_limit), the key-less jobs' turn next": (
+            "flow_candidates_turns",
+            "keyed",
+            {"turn_cursor": "k999"},
         ),
     }
     with psycopg.connect(DSN, autocommit=True) as conn:
@@ -270,6 +354,13 @@ def cmd_plans(a: argparse.Namespace) -> None:
         conn.execute("VACUUM ANALYZE awa.jobs_hot")
     for title, (name, queue, extra) in statements.items():
         with psycopg.connect(DSN) as conn:
+            conn.execute(SQL["session_settings"])  # as the store's sessions: no JIT
+            if "turn_cursor" in extra:  # the turn window reads the key limit and cursor here
+                conn.execute(
+                    "INSERT INTO awa.queues (queue, key_concurrency_limit, turn_cursor,"
+                    " turn_taken) VALUES (%s, 1, %s, true)",
+                    [queue, extra.pop("turn_cursor")],
+                )
             cur = psycopg.ClientCursor(conn)
             params = {"now": None, "queue": queue, "limit": a.limit, **extra}
             rows = cur.execute("EXPLAIN (ANALYZE, BUFFERS) " + SQL[name], params).fetchall()
@@ -285,6 +376,8 @@ def main() -> None:
     commands = parser.add_subparsers(dest="command", required=True)
     child = commands.add_parser("child")
     child.add_argument("--conc", type=int, default=10)
+    claims = commands.add_parser("claims")
+    claims.add_argument("--claims", type=int, default=300)
     plans = commands.add_parser("plans")
     plans.add_argument("--n", type=int, default=1_000_000)
     plans.add_argument("--limit", type=int, default=10)
@@ -295,6 +388,7 @@ def main() -> None:
         if name == "throughput":
             p.add_argument("--n", type=int, default=20000)
             p.add_argument("--reps", type=int, default=3)
+            p.add_argument("--settings", default="none,concurrency_limit,keys")
         else:
             p.add_argument("--per-second", type=float, default=200.0)
             p.add_argument("--burst", type=int, default=20)
@@ -306,6 +400,8 @@ def main() -> None:
         cmd_throughput(a)
     elif a.command == "plans":
         cmd_plans(a)
+    elif a.command == "claims":
+        cmd_claims(a)
     else:
         cmd_rate(a)
 

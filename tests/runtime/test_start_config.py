@@ -219,7 +219,8 @@ def test_global_max_workers(backend: Backend) -> None:
             [{"name": "cfg_weighted", "min_workers": 5, "weight": 2}], global_max_workers=20
         )
         runtime = _runtime(client)
-        assert runtime.shared is not None and runtime.shared.total == 20
+        assert runtime.shared is not None
+        assert runtime.shared.total == 20
         config = runtime.queues["cfg_weighted"]
         assert (config.min_workers, config.weight) == (5, 2)
         await until(lambda: held.running == 20)
@@ -366,7 +367,8 @@ def test_per_queue_priority_aging_and_deadline_in_dict_config(backend: Backend) 
         strict_job = await client.insert(Work(2), kind="strict", queue="cfg_strict")
         await until(lambda: held.running == 1 and second.running == 1)
         running = await client.get_job(job.id)
-        assert running.attempted_at is not None and running.deadline_at is not None
+        assert running.attempted_at is not None
+        assert running.deadline_at is not None
         assert (running.deadline_at - running.attempted_at).total_seconds() == 60.0
         assert (await client.get_job(strict_job.id)).deadline_at is None
         held.let_go()
@@ -501,7 +503,8 @@ def test_claimers_overlap_and_never_ask_for_more_than_the_free_slots(backend: Ba
         await until(lambda: held.done == 30)
         await client.shutdown()
         assert held.most == 8
-        assert runtime.stats.claimed == 30 and runtime.stats.claimed_ahead == 0
+        assert runtime.stats.claimed == 30
+        assert runtime.stats.claimed_ahead == 0
         assert max(store.limits) == 2
 
     run(story)

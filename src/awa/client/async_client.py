@@ -129,8 +129,11 @@ class AsyncClient(Declarations, AsyncVerbs):
         observers: Sequence[Observer] = (),
         global_max_workers: int | None = None,
     ) -> None:
-        """Start working ``queues``, given as ``(name, concurrency)`` pairs or
-        ``QueueConfig`` values; the keyword settings apply to the pairs. ``observers`` hear
+        """Start working ``queues``, given as ``(name, concurrency)`` pairs, ``QueueConfig``
+        values (``QueueConfig("api", max_workers=20)``) or upstream's dicts
+        (``{"name": "api", "max_workers": 20, "rate_limit": (100.0, 100)}``, the keys in
+        ``docs/weighted-queues.md``); the keyword settings apply to the pairs and to what a
+        dict does not give. ``observers`` hear
         every event of the worker (``awa.runtime.observe``). The schedules given to
         ``periodic()`` are stored now.
 
@@ -140,7 +143,8 @@ class AsyncClient(Declarations, AsyncVerbs):
         the same as ``RuntimeConfig.global_max_workers``).
 
         ``dlq_enabled`` is stored with each queue, for every process working it, and only when
-        given: ``None`` leaves the queue's routing as it is (``configure_queue``). Refused
+        given: ``None`` leaves the queue's routing as it is (``configure_queue``); so are a
+        queue's ``rate_limit``, ``concurrency_limit`` and retention. Refused
         (``ValidationError``) when no task is registered, or a queue is no task's queue."""
         if self._runtime is not None:
             raise ValidationError("this client is already running workers")

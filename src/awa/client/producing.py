@@ -53,8 +53,8 @@ def insert(
     unique: Unique | None = None,
     on_conflict: OnConflict = "raise",
     conn: Any = None,
-    concurrency_key: str | None = None,
-    ordering_key: str | None = None,
+    concurrency_key: str | bytes | None = None,
+    ordering_key: str | bytes | None = None,
 ) -> Batch[Job]:
     spec = InsertSpec(
         args=args,

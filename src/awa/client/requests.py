@@ -28,7 +28,7 @@ from awa.domain.defaults import (
     DEFAULT_PRIORITY,
 )
 from awa.domain.validation import check_args_size, shown
-from awa.runtime.kinds import JobKind, KeyOption, declared_kind, key_of
+from awa.runtime.kinds import JobKind, KeyOption, declared_kind, key_of, key_text
 from awa.runtime.registry import TaskRegistry
 from awa.runtime.serialization import default_kind, dump_args
 from awa.tracing import current_trace_context, with_trace_context
@@ -51,9 +51,10 @@ class InsertSpec:
     tags: Sequence[str] = ()
     metadata: Mapping[str, Any] | None = None
     unique: Unique | None = None
-    #: flow control's keys (``docs/flow-control.md``); ``None``: the kind's declared key, if any
-    concurrency_key: str | None = None
-    ordering_key: str | None = None
+    #: flow control's keys (``docs/flow-control.md``); ``None``: the kind's declared key, if any;
+    #: bytes are read as UTF-8 (upstream passes ``b"account-42"``), the key stored is a text
+    concurrency_key: str | bytes | None = None
+    ordering_key: str | bytes | None = None
 
 
 _UNDECLARED = JobKind()  # a kind without @awa.job_kind: no option declared
@@ -71,8 +72,8 @@ def _first(option: int | None, declared: int | None, default: int) -> int:
     return declared if declared is not None else default
 
 
-def _key(given: str | None, declared: KeyOption, args: Any) -> str | None:
-    return given if given is not None else key_of(declared, args)
+def _key(name: str, given: str | bytes | None, declared: KeyOption, args: Any) -> str | None:
+    return key_text(name, given) if given is not None else key_of(declared, args, name)
 
 
 def _shape(spec: InsertSpec) -> tuple[Any, ...] | None:
@@ -182,8 +183,10 @@ class Requests:
                 spec.metadata if spec.metadata is not None else {}, trace_context
             ),
             unique=spec.unique,
-            concurrency_key=_key(spec.concurrency_key, declared.concurrency_key, args),
-            ordering_key=_key(spec.ordering_key, declared.ordering_key, args),
+            concurrency_key=_key(
+                "concurrency_key", spec.concurrency_key, declared.concurrency_key, args
+            ),
+            ordering_key=_key("ordering_key", spec.ordering_key, declared.ordering_key, args),
         )
         check_args_size(job.args_json(), self.max_args_bytes)
         return job

@@ -25,7 +25,7 @@ from awa.ports import (
     InsertsOnConnection,
     Migrates,
 )
-from awa.runtime.config import QueueConfig
+from awa.runtime.config import QueueConfig, queue_config_of
 
 __all__ = [
     "QueueSpec",
@@ -35,7 +35,9 @@ __all__ = [
     "queue_configs",
 ]
 
-QueueSpec = tuple[str, int] | QueueConfig
+#: a queue to work: ``(name, concurrency)``, a ``QueueConfig``, or upstream's dict
+#: (``{"name": q, "max_workers": 10, ...}``, ``awa.runtime.config.queue_config_of``)
+QueueSpec = tuple[str, int] | QueueConfig | Mapping[str, Any]
 
 
 def open_client_store(url: str | None, store: ClaimStore | None) -> ClaimStore:
@@ -61,8 +63,14 @@ def queue_configs(queues: Sequence[QueueSpec], settings: Mapping[str, Any]) -> l
         if isinstance(spec, QueueConfig):
             configs.append(spec)
             continue
+        if isinstance(spec, Mapping):  # the start settings apply to it, as to a pair
+            configs.append(queue_config_of(spec, settings))
+            continue
         if not (isinstance(spec, tuple) and len(spec) == 2):
-            raise ValidationError(f"queues are (name, concurrency) pairs, got {shown(spec)}")
+            raise ValidationError(
+                "queues are (name, concurrency) pairs, QueueConfig values or dicts,"
+                f" got {shown(spec)}"
+            )
         name, concurrency = spec
         configs.append(QueueConfig(queue=name, concurrency=concurrency, **settings))
     names = [c.queue for c in configs]

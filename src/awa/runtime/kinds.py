@@ -16,9 +16,15 @@ import attrs
 
 from awa.domain import ValidationError
 from awa.domain.flow import check_concurrency_key, check_ordering_key
-from awa.domain.validation import check_kind, check_max_attempts, check_priority, check_queue
+from awa.domain.validation import (
+    check_kind,
+    check_max_attempts,
+    check_priority,
+    check_queue,
+    shown,
+)
 
-__all__ = ["JobKind", "KeyOption", "declared_kind", "job_kind", "key_of"]
+__all__ = ["JobKind", "KeyOption", "declared_kind", "job_kind", "key_of", "key_text"]
 
 C = TypeVar("C", bound=type)
 #: a flow-control key as a kind declares it: one text for every job, a function of the
@@ -56,10 +62,22 @@ def _key_option(name: str, value: object, check: Callable[[object], str | None])
     return check(value)
 
 
-def key_of(option: KeyOption, args: object) -> str | None:
+def key_of(option: KeyOption, args: object, name: str = "key") -> str | None:
     """A job's key as its kind declares it (``KeyOption``), not yet checked: ``NewJob``
-    checks it."""
-    return option(args) if callable(option) else option
+    checks it. Bytes (upstream's ``ordering_key=b"account-42"``) are read as UTF-8."""
+    key: str | None = key_text(name, option(args) if callable(option) else option)
+    return key
+
+
+def key_text(name: str, key: object) -> Any:
+    """A flow-control key given as bytes, as the text it spells in UTF-8 (the key stored is
+    a text); anything else as given, for ``NewJob``'s check."""
+    if not isinstance(key, bytes):
+        return key
+    try:
+        return key.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValidationError(f"{name} bytes must be UTF-8 text, got {shown(key)}") from None
 
 
 def job_kind(

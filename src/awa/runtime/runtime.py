@@ -52,6 +52,8 @@ from awa.runtime.services import (
     CompletionService,
     DeadlineService,
     MaintenanceService,
+    QueueClaims,
+    claim_service_names,
 )
 from awa.runtime.stats import RuntimeStats
 from awa.runtime.store_calls import StoreCalls
@@ -100,12 +102,11 @@ class Runtime:
         # manual clock or in a simulation they are a scheduled service like the others
         self._real_time = not inline_store_calls and isinstance(clock, SystemClock)
 
-        self._claim_slots = {q.queue: f"claim:{q.queue}" for q in queues}
+        #: each queue's claim services (``QueueConfig.claimers``), woken together
+        self._claim_slots = {q.queue: claim_service_names(q) for q in queues}
         self.table = AttemptTable(on_released=self._slot_freed)
         #: with ``global_max_workers``: the slots the queues share (``awa.runtime.weighted``)
-        self.shared = shared_slots(
-            config.global_max_workers, queues, self.table, lambda q: self.wake(f"claim:{q}")
-        )
+        self.shared = shared_slots(config.global_max_workers, queues, self.table, self._wake_claims)
         slots_total = sum(q.concurrency for q in queues)
         if self.shared is not None:
             slots_total = min(slots_total, self.shared.total)
@@ -117,22 +118,29 @@ class Runtime:
             on_outcome=self._outcome_waiting,
             observers=self.observers,
         )
-        self._claimers = {
-            q.queue: ClaimService(
-                q,
-                store,
-                self.store_call,
-                self.table,
-                self.dispatch,
-                self.observers,
-                batch_max=config.claim_batch_max,
-                claimed=self._claimed,
-                clock=self.clock,
-                shared=self.shared,
-                held_back=self._held_back,
-            )
-            for q in queues
-        }
+        self._claimers: dict[str, list[ClaimService]] = {}
+        for q in queues:
+            claims = QueueClaims(q, self.table)
+            # a queue's own bound on a claim is under the process's, never over it
+            batch_max = min(config.claim_batch_max, q.claim_batch_size or config.claim_batch_max)
+            self._claimers[q.queue] = [
+                ClaimService(
+                    q,
+                    store,
+                    self.store_call,
+                    self.table,
+                    self.dispatch,
+                    self.observers,
+                    batch_max=batch_max,
+                    claimed=self._claimed,
+                    clock=self.clock,
+                    shared=self.shared,
+                    held_back=self._held_back,
+                    claims=claims,
+                    name=name,
+                )
+                for name in self._claim_slots[q.queue]
+            ]
         self._heartbeats = HeartbeatService(
             self.table,
             store,
@@ -149,7 +157,7 @@ class Runtime:
             staleness_s=max(q.heartbeat_staleness_s for q in queues),
         )
         services: list[Service] = [
-            *self._claimers.values(),
+            *(claimer for claimers in self._claimers.values() for claimer in claimers),
             CompletionService(
                 store,
                 self.store_call,
@@ -199,10 +207,9 @@ class Runtime:
         self._loop = asyncio.get_running_loop()
         self.table.attach()
         for queue in self.queues.values():
-            if queue.dlq_enabled is not None:  # only when asked: the setting is the queue's
-                await self.store_call(
-                    self.store.configure_queue, queue.queue, dlq_enabled=queue.dlq_enabled
-                )
+            stored = queue.stored_settings()
+            if stored:  # only when asked: the settings are the queue's, for every process
+                await self.store_call(self.store.configure_queue, queue.queue, **stored)
         if self.schedules:
             await self.store_call(self.store.register_schedules, self.schedules)
         if isinstance(self.store, Listens):  # else claims, cancels and callbacks are polled
@@ -226,10 +233,11 @@ class Runtime:
         (async) or left to return into nothing (sync), and their attempts are released
         (row 22): another worker takes them at once, each with the attempt counted."""
         self._stopping = True
-        for claimer in self._claimers.values():
+        claimers = [claimer for queue in self._claimers.values() for claimer in queue]
+        for claimer in claimers:
             claimer.draining = True
         # a claim already on its way may still start handlers: let it land first
-        await self.scheduler.settle([c.name for c in self._claimers.values()])
+        await self.scheduler.settle([c.name for c in claimers])
         await self._hand_back_waiting()
         if self.table.attempts() and timeout > 0:
             await self.wait(self.table.idle, timeout)
@@ -347,7 +355,8 @@ class Runtime:
         await self.scheduler.run(name, now)
 
     def service(self, name: str) -> Service:
-        """A service by name: ``claim:<queue>``, ``complete``, ``heartbeat``, ``deadlines``,
+        """A service by name: ``claim:<queue>`` (and ``claim:<queue>#2`` on, one per further
+        claimer), ``complete``, ``heartbeat``, ``deadlines``,
         ``maintenance``, ``periodic``, ``presence`` (on a store that tracks workers)."""
         return self.scheduler.service(name)
 
@@ -370,7 +379,7 @@ class Runtime:
         if isinstance(event, JobsAvailable):
             if self.shared is not None and event.queue in self.queues:
                 self.shared.work_arrived(event.queue)
-            self.wake(f"claim:{event.queue}")
+            self._wake_claims(event.queue)
         elif isinstance(event, CancelRequested):
             attempt = self.table.get(event.lease)
             if attempt is not None:
@@ -390,8 +399,7 @@ class Runtime:
         """The store's flow limits held jobs back (``ClaimService``): their queues' claims
         are throttled until an outcome gives a slot back, and the observers hear of it."""
         for queue, held in counts.items():
-            claimer = self._claimers.get(queue)
-            if claimer is not None:
+            for claimer in self._claimers.get(queue, ()):
                 claimer.throttled = True
             if held and self.observers:
                 self.observers.claims_held_back(queue, held)
@@ -403,9 +411,9 @@ class Runtime:
         and the claim it made at that moment found it taken (limits and ordering count the
         store's live attempts, not this process's)."""
         for queue, ordered in queues.items():
-            claimer = self._claimers.get(queue)
-            if claimer is not None and (ordered or claimer.throttled):
-                self.scheduler.wake(self._claim_slots[queue])
+            claimers = self._claimers.get(queue, ())
+            if ordered or any(claimer.throttled for claimer in claimers):
+                self._wake_claims(queue)
 
     def _slot_freed(self, queue: str) -> None:
         loop = self._loop
@@ -414,9 +422,15 @@ class Runtime:
             # (it may be waiting on a claim's round trip); soon, not here, since a job
             # that fails at once frees a slot again
             loop.call_soon(self._start_waiting, queue)
-        self.scheduler.wake(self._claim_slots[queue])
+        self._wake_claims(queue)
         if self.shared is not None:  # the slot may be another queue's share now
             self.shared.freed()
+
+    def _wake_claims(self, queue: str) -> None:
+        """Wake every claim service of ``queue``: each claims what the others have not asked
+        for (``QueueClaims``), and one with nothing left to ask for goes back to sleep."""
+        for name in self._claim_slots.get(queue, ()):
+            self.scheduler.wake(name)
 
     def _start_waiting(self, queue: str) -> None:
         config = self.queues[queue]

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from awa.domain import AwaError, Fail, Job, ValidationError
+from awa.domain.claim_sizes import claim_size
 from awa.domain.validation import storable_text
 from awa.ports import (
     Applied,
@@ -48,7 +49,9 @@ __all__ = [
     "MaintainedStore",
     "MaintenanceReport",
     "MaintenanceService",
+    "QueueClaims",
     "Service",
+    "claim_service_names",
 ]
 
 log = logging.getLogger("awa.runtime")
@@ -65,15 +68,76 @@ class MaintainedStore(MaintenanceStore, Protocol):
 #: count reads the whole job table, which holds every finished job for the retention period
 SUMMARY_SHARE_MAX = 0.05
 
-# claiming ahead (ClaimService._pace): the shortest window a pace is measured over, the weight
+# claiming ahead (QueueClaims.pace): the shortest window a pace is measured over, the weight
 # of the newest round trip in their moving average, and the margin over one round trip's need
 PACE_WINDOW_S = 0.05
 RTT_WEIGHT = 0.2
 AHEAD_MARGIN = 2
 
 
+class QueueClaims:
+    """What the claim services of one queue in this process share (``QueueConfig.claimers``):
+    the jobs their claims on the way asked for, and one claim-ahead pace for the queue."""
+
+    def __init__(self, config: QueueConfig, table: AttemptTable) -> None:
+        self.config = config
+        self._table = table
+        self.in_flight = 0  # jobs asked for by claims not yet answered
+        self.ahead = 0  # jobs to hold claimed ahead of free slots (``pace``)
+        self._paced_at: datetime | None = None
+        self._freed_then = 0
+        self._round_trip_s: float | None = None  # the claims' round trips, a moving average
+
+    def size(self, batch_max: int) -> int:
+        """How many jobs one more claim may ask for (``awa.domain.claim_sizes``)."""
+        queue, table = self.config.queue, self._table
+        return claim_size(
+            slots=self.config.concurrency,
+            running=table.running(queue),
+            waiting=table.waiting(queue),
+            in_flight=self.in_flight,
+            ahead=self.ahead,
+            batch_max=batch_max,
+        )
+
+    def pace(self, asked: datetime, answered: datetime) -> None:
+        """Size the claim-ahead: twice as many jobs as slots free up during one claim's round
+        trip at the recent pace (the margin covers a round trip slower than the average).
+        Short handlers keep a few jobs ready so a freed slot does not wait for the database;
+        long ones keep none, so no job waits here while another process could run it. Under
+        a manual clock a round trip takes no time, so simulations never claim ahead."""
+        round_trip_s = (answered - asked).total_seconds()
+        average = self._round_trip_s
+        self._round_trip_s = (
+            round_trip_s if average is None else average + (round_trip_s - average) * RTT_WEIGHT
+        )
+        freed = self._table.freed(self.config.queue)
+        if self._paced_at is None:
+            self._paced_at, self._freed_then = answered, freed
+            return
+        elapsed_s = (answered - self._paced_at).total_seconds()
+        freed_since = freed - self._freed_then
+        # back-to-back claims are too close together to measure a pace: wait for a window
+        # (or a manual clock that has not moved)
+        if elapsed_s <= 0 or (elapsed_s < PACE_WINDOW_S and freed_since < self.config.concurrency):
+            return
+        pace = freed_since / elapsed_s  # slots freed per second
+        wanted = round(AHEAD_MARGIN * pace * self._round_trip_s)
+        self.ahead = min(self.config.concurrency, wanted)
+        self._paced_at, self._freed_then = answered, freed
+
+
+def claim_service_names(config: QueueConfig) -> list[str]:
+    """The scheduler's names of a queue's claim services: ``claim:<queue>``, then
+    ``claim:<queue>#2`` and on (``#`` is in no queue's name)."""
+    first = f"claim:{config.queue}"
+    return [first, *(f"{first}#{n}" for n in range(2, config.claimers + 1))]
+
+
 class ClaimService:
-    """Claims for one queue, as many jobs as it has free slots, and starts them."""
+    """Claims for one queue, as many jobs as it has free slots, and starts them. A queue with
+    ``claimers > 1`` has that many, sharing a ``QueueClaims``: each is a service of its own,
+    so their claims' round trips overlap."""
 
     def __init__(
         self,
@@ -89,15 +153,18 @@ class ClaimService:
         clock: Clock,
         shared: SharedSlots | None = None,
         held_back: Callable[[Mapping[str, Mapping[str, int]]], None] | None = None,
+        claims: QueueClaims | None = None,
+        name: str | None = None,
     ) -> None:
         """``dispatch`` runs claimed jobs, or holds those claimed ahead of a free slot;
         ``claimed(n, ahead)`` follows every claim that took ``n > 0`` jobs, ``ahead`` of them
         held for a slot. With ``shared`` (``global_max_workers``) the queue claims only what
         the shared slots deal it, never ahead. ``held_back`` hears, after each claim, what
         the store's flow limits held back since the last, by queue and reason (a store that
-        counts them: ``CountsHeldBack``)."""
+        counts them: ``CountsHeldBack``). ``claims``: what this queue's other claim services
+        share with this one (``None``: it is the only one)."""
         self.config = config
-        self.name = f"claim:{config.queue}"
+        self.name = name or f"claim:{config.queue}"
         self.draining = False
         self._store = store
         self._call = store_call
@@ -105,10 +172,7 @@ class ClaimService:
         self._start = dispatch.start
         self._admit = dispatch.admit
         self._start_waiting = dispatch.start_waiting
-        self._ahead = 0  # jobs to hold claimed ahead of free slots (``_pace``)
-        self._paced_at: datetime | None = None
-        self._freed_then = 0
-        self._round_trip_s: float | None = None  # the claims' round trips, a moving average
+        self.claims = claims or QueueClaims(config, table)
         self._observers = observers
         self._batch_max = batch_max
         self._claimed = claimed
@@ -127,7 +191,7 @@ class ClaimService:
         self.throttled = False
 
     async def run_once(self, now: datetime) -> float | None:
-        cfg, table = self.config, self._table
+        cfg, table, claims = self.config, self._table, self.claims
         if self.draining:
             return None
         if self._shared is not None:
@@ -135,16 +199,18 @@ class ClaimService:
         # first the jobs claimed ahead, into the slots freed since (a freed slot wakes us)
         while table.running(cfg.queue) < cfg.concurrency and self._start_waiting(cfg.queue):
             pass
-        free = cfg.concurrency - table.running(cfg.queue)
-        wanted = free + self._ahead - table.waiting(cfg.queue)
-        if wanted <= 0:
+        limit = claims.size(self._batch_max)
+        if limit == 0:
             return None  # a finishing handler wakes us
-        limit = min(wanted, self._batch_max)
         asked = self._clock.now()
-        jobs = await self._claim(limit)
+        claims.in_flight += limit  # before the round trip: another claimer counts it
+        try:
+            jobs = await self._claim(limit)
+        finally:
+            claims.in_flight -= limit
         answered = self._clock.now()  # one reading for the batch, after the round trip
         if cfg.claim_ahead:
-            self._pace(asked, answered)
+            claims.pace(asked, answered)
         if jobs:
             ahead = 0
             for job in jobs:
@@ -208,32 +274,6 @@ class ClaimService:
             counts = self._take_held_back()
             if counts:
                 self._held_back(counts)
-
-    def _pace(self, asked: datetime, answered: datetime) -> None:
-        """Size the claim-ahead: twice as many jobs as slots free up during one claim's round
-        trip at the recent pace (the margin covers a round trip slower than the average).
-        Short handlers keep a few jobs ready so a freed slot does not wait for the database;
-        long ones keep none, so no job waits here while another process could run it. Under
-        a manual clock a round trip takes no time, so simulations never claim ahead."""
-        round_trip_s = (answered - asked).total_seconds()
-        average = self._round_trip_s
-        self._round_trip_s = (
-            round_trip_s if average is None else average + (round_trip_s - average) * RTT_WEIGHT
-        )
-        freed = self._table.freed(self.config.queue)
-        if self._paced_at is None:
-            self._paced_at, self._freed_then = answered, freed
-            return
-        elapsed_s = (answered - self._paced_at).total_seconds()
-        freed_since = freed - self._freed_then
-        # back-to-back claims are too close together to measure a pace: wait for a window
-        # (or a manual clock that has not moved)
-        if elapsed_s <= 0 or (elapsed_s < PACE_WINDOW_S and freed_since < self.config.concurrency):
-            return
-        pace = freed_since / elapsed_s  # slots freed per second
-        wanted = round(AHEAD_MARGIN * pace * self._round_trip_s)
-        self._ahead = min(self.config.concurrency, wanted)
-        self._paced_at, self._freed_then = answered, freed
 
 
 class _Unwritten:

@@ -31,6 +31,7 @@ import asyncio
 import re
 import threading
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +44,7 @@ from awa.domain import Job as JobRecord
 from awa.domain.flow import RateLimit
 from awa.ports import ClaimStore
 from awa.runtime.config import RuntimeConfig
+from awa.runtime.observe import Observer
 from awa.runtime.runtime import Runtime
 
 from .conftest import Backend, idle_task, memory_clients, run, until
@@ -633,3 +635,41 @@ def test_ordering_key_routes_all_sync_insert_paths(backend: Backend) -> None:
     with pytest.raises(awa.ValidationError, match="ordering_key bytes must be UTF-8"):
         client.insert(Work(4), ordering_key=b"\xc3")
     assert client.count_jobs() == len(stored)
+
+
+class HeldBack(Observer):
+    """Counts the jobs claims of a queue left waiting for its rate."""
+
+    def __init__(self) -> None:
+        self.by_rate = 0
+
+    def claims_held_back(self, queue: str, held: Mapping[str, int]) -> None:
+        self.by_rate += held.get("rate", 0)
+
+
+def test_a_rate_stored_again_at_start_keeps_its_bucket(backend: Backend) -> None:
+    """A rate stored again starts a full bucket (``configure_queue``); a worker that starts
+    with the rate the queue already has stores nothing, so a fleet's restarts do not let a
+    burst through each. The clock never moves: the one bucket holds 2 tokens in all."""
+
+    async def story() -> None:
+        _, _, [first, second] = backend.clients(2)
+        held_first = Held(first, "cfg_rate_again")
+        held_second = Held(second, "cfg_rate_again")
+        await first.insert_many([Work(n) for n in range(5)])
+        config = [awa.QueueConfig("cfg_rate_again", rate_limit=(1.0, 2))]
+        await first.start(config)
+        await until(lambda: held_first.running == 2)  # the burst
+        held_first.let_go()
+        await until(lambda: held_first.done == 2)
+        await first.shutdown()
+        heard = HeldBack()
+        await second.start(config, observers=[heard])
+        await until(lambda: heard.by_rate > 0)  # a claim found the bucket still empty
+        stats = await _stored(second, "cfg_rate_again")
+        held_second.let_go()  # (a refilled bucket would have started 2: let them end)
+        await second.shutdown()
+        assert (stats.counts.get(S.RUNNING, 0), stats.counts.get(S.AVAILABLE, 0)) == (0, 3)
+        assert stats.rate_limit == RateLimit(1.0, 2)
+
+    run(story)

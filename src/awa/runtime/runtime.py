@@ -206,10 +206,7 @@ class Runtime:
         services' ``run_once`` steps itself."""
         self._loop = asyncio.get_running_loop()
         self.table.attach()
-        for queue in self.queues.values():
-            stored = queue.stored_settings()
-            if stored:  # only when asked: the settings are the queue's, for every process
-                await self.store_call(self.store.configure_queue, queue.queue, **stored)
+        await self._store_queue_settings()
         if self.schedules:
             await self.store_call(self.store.register_schedules, self.schedules)
         if isinstance(self.store, Listens):  # else claims, cancels and callbacks are polled
@@ -226,6 +223,22 @@ class Runtime:
             self._loop_watch.start()
         self.observers.worker_handles({task.kind: task.queue for task in self.registry.all()})
         self.observers.worker_started(self.owner, list(self.queues))
+
+    async def _store_queue_settings(self) -> None:
+        """The settings the queue configs give, stored with their queues (for every process),
+        only when given. A rate limit is left out when the queue already has that one: a rate
+        stored again starts a full bucket (``configure_queue``), and a fleet whose workers
+        each store it at start would let one burst through per worker started."""
+        wanted = {q.queue: s for q in self.queues.values() if (s := q.stored_settings())}
+        if any("rate_limit" in settings for settings in wanted.values()):
+            stats = await self.store_call(self.store.queue_stats)
+            current = {st.queue: st.rate_limit for st in stats}
+            for queue, settings in wanted.items():
+                if "rate_limit" in settings and current.get(queue) == settings["rate_limit"]:
+                    del settings["rate_limit"]
+        for queue, settings in wanted.items():
+            if settings:
+                await self.store_call(self.store.configure_queue, queue, **settings)
 
     async def shutdown(self, timeout: float = 30.0) -> None:
         """Stop claiming; let running handlers finish (heartbeats go on) for up to

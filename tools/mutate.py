@@ -98,6 +98,9 @@ SQL_POOL = [
         "test_state_machine",
         "test_caller_connections",
         "test_unique_on_caller_connections",
+        "test_flow_limits",
+        "test_flow_keys",
+        "test_flow_turns",
     )
 ]
 

@@ -15,11 +15,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from awa.adapters._sql_rows import JOB_COLUMNS
 from awa.adapters.core.flow import within_limits
 from awa.adapters.postgres import PostgresStore, migrate
+from awa.adapters.postgres._sql import SQL
 from awa.adapters.postgres.claims import _sort_claimed
 from awa.adapters.postgres.transaction import CandidatesPlan, PgTransaction
 from awa.domain import NewJob
+from tests.postgres.test_flow_plans import _explain
 
 QUEUE = "turns"
 #: in code-point order "B" < "a" < "a0" < "b" < "z1" < "é": a database collation other than
@@ -138,3 +141,28 @@ def test_a_claim_whose_guessed_window_is_stale_reads_the_right_one(
         "a",
         "b",
     ]
+
+
+def test_the_walk_stops_once_it_has_the_keys_a_claim_can_grant(icu_url: str) -> None:
+    """The walk's cost is the claim's, not the queue's: 300 keys, the cursor at k095, ten
+    keys after it at their limit; a claim of 8 visits k096..k113 (8 with room, 10 full) and
+    no further, even with a job of better priority in another queue."""
+    with psycopg.connect(icu_url) as conn, conn.cursor() as cur:
+        for n in range(300):
+            for _ in range(2):
+                params = {"queue": QUEUE, "state": "available", "priority": 2}
+                cur.execute(_ADD_JOB, {**params, "due": True, "n": n, "key": f"k{n:03}"})
+        other = {"queue": "other", "state": "available", "priority": 1, "due": True, "n": 0}
+        cur.execute(_ADD_JOB, {**other, "key": None})
+        for n in range(100, 110):
+            cur.execute(_ADD_RUNNING, {"queue": QUEUE, "key": f"k{n:03}"})
+        cur.execute(_ADD_QUEUE, {"queue": QUEUE, "cap": 1, "cursor": "k095", "taken": True})
+        params = {"now": None, "queue": QUEUE, "limit": 8}
+        nodes = _explain(conn, "flow_candidates_turns", params)
+        rows = cur.execute(SQL["flow_candidates_turns"], params).fetchall()
+        conn.rollback()
+    [walk] = [n for n in nodes if n["Node Type"] == "Recursive Union"]
+    assert walk["Actual Rows"] == 1 + 4 + 10 + 4  # the start, k096..k099, the full, k110..k113
+    keys = sorted({row[3 + 2 + JOB_COLUMNS.index("concurrency_key")] for row in rows})
+    assert keys == [*(f"k{n:03}" for n in range(96, 100)), *(f"k{n:03}" for n in range(110, 114))]
+    assert rows[0][2] == 10  # the full keys it walked past, held back

@@ -12,7 +12,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from awa.adapters._sql_rows import JOB_COLUMNS
@@ -85,6 +85,9 @@ def _grants(tx: PgTransaction, limit: int, turns: bool) -> list[int]:
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
+# a key-less job not yet due, of better priority than any due job: the key-less turn has no
+# job that can run now, and must not take a key's place among the chosen
+@example(jobs=[(None, 1, False), ("a", 2, True)], running=[], cap=1, limit=1, turn=(None, False))
 @given(
     jobs=st.lists(job, max_size=30),
     running=st.lists(st.sampled_from(KEYS), max_size=5),

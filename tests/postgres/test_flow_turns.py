@@ -88,6 +88,15 @@ def _grants(tx: PgTransaction, limit: int, turns: bool) -> list[int]:
 # a key-less job not yet due, of better priority than any due job: the key-less turn has no
 # job that can run now, and must not take a key's place among the chosen
 @example(jobs=[(None, 1, False), ("a", 2, True)], running=[], cap=1, limit=1, turn=(None, False))
+# fewer keys at the best priority than the claim takes: the walk visits every key, and the
+# rest are chosen by priority, then in the order walked (a, not c)
+@example(
+    jobs=[(None, 1, True), ("a", 2, True), ("b", 2, True), ("c", 2, True)],
+    running=[],
+    cap=1,
+    limit=2,
+    turn=(None, False),
+)
 @given(
     jobs=st.lists(job, max_size=30),
     running=st.lists(st.sampled_from(KEYS), max_size=5),

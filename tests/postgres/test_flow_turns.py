@@ -47,11 +47,14 @@ INSERT INTO awa.queues (queue, key_concurrency_limit, turn_cursor, turn_taken)
 VALUES (%(queue)s, %(cap)s, %(cursor)s, %(taken)s)
 """
 
+#: a job waiting to run: its key, priority, whether it is due, and the state it waits in (an
+#: available job is always due; a scheduled or retryable one may be due before promotion)
 job = st.tuples(
     st.none() | st.sampled_from(KEYS),  # concurrency key
     st.integers(1, 3),  # priority
     st.booleans() | st.just(True),  # due (more often than not)
-)
+    st.sampled_from(["available", "available", "scheduled", "retryable"]),
+).map(lambda j: j if j[2] or j[3] != "available" else (*j[:3], "scheduled"))
 #: no turn taken yet; the key-less jobs' turn taken last; a key's turn taken last
 cursor = st.sampled_from([(None, False), (None, True)]) | st.tuples(
     st.sampled_from(CURSORS), st.just(True)
@@ -87,11 +90,33 @@ def _grants(tx: PgTransaction, limit: int, turns: bool) -> list[int]:
 )
 # a key-less job not yet due, of better priority than any due job: the key-less turn has no
 # job that can run now, and must not take a key's place among the chosen
-@example(jobs=[(None, 1, False), ("a", 2, True)], running=[], cap=1, limit=1, turn=(None, False))
+@example(
+    jobs=[(None, 1, False, "scheduled"), ("a", 2, True, "available")],
+    running=[],
+    cap=1,
+    limit=1,
+    turn=(None, False),
+)
+# the same for a key: one whose only job is not yet due takes no turn
+@example(
+    jobs=[("a", 1, False, "retryable"), ("b", 2, True, "available")],
+    running=[],
+    cap=1,
+    limit=1,
+    turn=(None, False),
+)
+# a key whose only job is due but still scheduled (not yet promoted) has its turn
+@example(
+    jobs=[("a", 1, True, "scheduled"), ("b", 1, True, "retryable")],
+    running=[],
+    cap=1,
+    limit=2,
+    turn=(None, False),
+)
 # fewer keys at the best priority than the claim takes: the walk visits every key, and the
 # rest are chosen by priority, then in the order walked (a, not c)
 @example(
-    jobs=[(None, 1, True), ("a", 2, True), ("b", 2, True), ("c", 2, True)],
+    jobs=[(None, 1, True, "available"), *((k, 2, True, "available") for k in "abc")],
     running=[],
     cap=1,
     limit=2,
@@ -106,15 +131,14 @@ def _grants(tx: PgTransaction, limit: int, turns: bool) -> list[int]:
 )
 def test_the_turn_window_grants_what_every_keys_window_grants(
     icu_url: str,
-    jobs: list[tuple[str | None, int, bool]],
+    jobs: list[tuple[str | None, int, bool, str]],
     running: list[str],
     cap: int,
     limit: int,
     turn: tuple[str | None, bool],
 ) -> None:
     with psycopg.connect(icu_url) as conn, conn.cursor() as cur:
-        for n, (key, priority, due) in enumerate(jobs):
-            state = "available" if due else "scheduled"
+        for n, (key, priority, due, state) in enumerate(jobs):
             params: dict[str, Any] = {"queue": QUEUE, "state": state, "priority": priority}
             cur.execute(_ADD_JOB, {**params, "due": due, "n": n, "key": key})
         for key in running:
@@ -126,8 +150,8 @@ def test_the_turn_window_grants_what_every_keys_window_grants(
         conn.rollback()
     assert by_turns == by_windows
     # and the walk is no shortcut to nothing: a free key's due job is granted
-    free = {k for k, _, due in jobs if due and k is not None and running.count(k) < cap}
-    keyless_due = any(due for k, _, due in jobs if k is None)
+    free = {k for k, _, due, _ in jobs if due and k is not None and running.count(k) < cap}
+    keyless_due = any(due for k, _, due, _ in jobs if k is None)
     assert bool(by_turns) == bool(free or keyless_due)
 
 

@@ -452,6 +452,39 @@ def test_the_keyed_window_steps_over_the_keys_not_the_backlog(
     assert _read(nodes, keyed) <= 2 * KEYS + KEYS * per_key + 2 * 100
 
 
+@pytest.mark.parametrize("plans", ["custom", "generic"])
+def test_the_turn_window_walks_the_keys_through_their_index(keyed_queue: str, plans: str) -> None:
+    """flow_candidates_turns.sql on the same queue (key limit 5, no turn taken yet): index
+    scans only, the walk and the chosen keys' windows through jobs_key_claim_idx, reading a
+    few entries a key it visits, however deep each key's backlog; the best priority and the
+    key-less jobs' first through jobs_claim_idx."""
+    with psycopg.connect(keyed_queue) as conn:
+        conn.execute(SQL["session_settings"])
+        explain = _explain if plans == "custom" else _explain_generic
+        nodes = explain(
+            conn, "flow_candidates_turns", {"now": None, "queue": "api", "limit": LIMIT}
+        )
+        conn.rollback()
+    # (awa.queues, analyzed with its one row, may be read whole: that is one page)
+    assert "Seq Scan" not in {n["Node Type"] for n in _jobs_scans(nodes)}
+    assert not [n for n in nodes if "Bitmap" in n["Node Type"]]
+    ran = {n.get("Index Name") for n in _jobs_scans(nodes) if n["Actual Loops"]}
+    assert "jobs_hot_key_claim_idx" in ran
+    assert ran <= {
+        "jobs_hot_key_claim_idx",
+        "jobs_hot_claim_idx",
+        "jobs_hot_live_queue_idx",
+        "jobs_hot_ordering_idx",
+        "jobs_hot_ordering_live_idx",
+    }
+    # at most LIMIT keys visited (no key is at its limit), each a descent to find it and one
+    # to its first job, and each chosen key's window of min(LIMIT, 5) + 1 jobs; the ordered
+    # key's window steps over its 99 followers (an entry and an ordering descent each): not
+    # the 98,050 jobs of the big key
+    keyed = {"jobs_hot_key_claim_idx", "jobs_hot_ordering_idx", "jobs_hot_ordering_live_idx"}
+    assert _read(nodes, keyed) <= LIMIT * (2 + 5 + 1) + 3 * 100
+
+
 def test_the_ordering_filter_is_one_index_descent_per_ordered_candidate(
     keyed_queue: str,
 ) -> None:

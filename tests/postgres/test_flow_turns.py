@@ -181,12 +181,13 @@ def test_a_claim_whose_guessed_window_is_stale_reads_the_right_one(
 
 def test_the_walk_stops_once_it_has_the_keys_a_claim_can_grant(icu_url: str) -> None:
     """The walk's cost is the claim's, not the queue's: 300 keys, the cursor at k095, ten
-    keys after it at their limit; a claim of 8 visits k096..k113 (8 with room, 10 full) and
-    no further, even with a job of better priority in another queue."""
+    keys after it at their limit, k097's jobs of a worse priority; a claim of 8 visits
+    k096..k114 (8 with room at the best priority, k097, 10 full) and no further, even with a
+    job of better priority in another queue, and chooses the 8 (not k097)."""
     with psycopg.connect(icu_url) as conn, conn.cursor() as cur:
         for n in range(300):
             for _ in range(2):
-                params = {"queue": QUEUE, "state": "available", "priority": 2}
+                params = {"queue": QUEUE, "state": "available", "priority": 3 if n == 97 else 2}
                 cur.execute(_ADD_JOB, {**params, "due": True, "n": n, "key": f"k{n:03}"})
         other = {"queue": "other", "state": "available", "priority": 1, "due": True, "n": 0}
         cur.execute(_ADD_JOB, {**other, "key": None})
@@ -198,7 +199,7 @@ def test_the_walk_stops_once_it_has_the_keys_a_claim_can_grant(icu_url: str) -> 
         rows = cur.execute(SQL["flow_candidates_turns"], params).fetchall()
         conn.rollback()
     [walk] = [n for n in nodes if n["Node Type"] == "Recursive Union"]
-    assert walk["Actual Rows"] == 1 + 4 + 10 + 4  # the start, k096..k099, the full, k110..k113
+    assert walk["Actual Rows"] == 1 + 4 + 10 + 5  # the start, k096..k099, the full, k110..k114
     keys = sorted({row[3 + 2 + JOB_COLUMNS.index("concurrency_key")] for row in rows})
-    assert keys == [*(f"k{n:03}" for n in range(96, 100)), *(f"k{n:03}" for n in range(110, 114))]
+    assert keys == ["k096", "k098", "k099", *(f"k{n:03}" for n in range(110, 115))]
     assert rows[0][2] == 10  # the full keys it walked past, held back

@@ -114,6 +114,30 @@ def test_claim_skips_a_job_another_transaction_holds(
     assert [job.id for job in claimed] == [free.id]
 
 
+@pytest.mark.parametrize(
+    ("limits", "aging_s"),
+    [
+        ({"concurrency_limit": 5}, 0.0),
+        ({"key_concurrency_limit": 1}, 0.0),  # the turn window
+        ({"key_rate_limit": (100.0, 10)}, 0.0),  # the keyed window
+        ({"key_concurrency_limit": 1}, 60.0),  # the keyed window, aged
+    ],
+    ids=["queue-limit", "turns", "keyed", "keyed-aged"],
+)
+def test_a_limited_claim_skips_a_job_another_transaction_holds(
+    store: PostgresStore, holder: psycopg.Connection[Any], limits: Any, aging_s: float
+) -> None:
+    """Each window a limited claim reads locks its candidates and skips a held one: not
+    locked, the held job would be granted and its claim wait for the row (then time out)."""
+    store.configure_queue("default", **limits)
+    held, free = store.insert(
+        [NewJob(kind="k", concurrency_key="a"), NewJob(kind="k", concurrency_key="b")]
+    )
+    _hold(holder, "jobs", held.id)
+    claimed = store.claim("default", limit=2, priority_aging_s=aging_s)
+    assert [job.id for job in claimed] == [free.id]
+
+
 def test_rescue_skips_an_attempt_another_transaction_holds(
     store: PostgresStore, holder: psycopg.Connection[Any], clock: ManualClock
 ) -> None:

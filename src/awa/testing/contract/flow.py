@@ -133,7 +133,8 @@ class FlowContract(StoreFixtures):
 
     def test_a_paused_limited_queue_claims_nothing(self, store: ClaimStore) -> None:
         store.configure_queue("api", concurrency_limit=5)
-        _fill(store, "api", 2)
+        _fill(store, "api", 3)
+        assert len(store.claim("api", limit=1)) == 1  # the store knows it for limited now
         store.pause_queue("api")
         assert store.claim("api", limit=2) == []
         store.resume_queue("api")

@@ -276,6 +276,15 @@ class FlowKeysContract(StoreFixtures):
             "b": 1,
         }
 
+    def test_a_keys_bucket_is_written_back_by_every_claim_that_takes_from_it(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        store.configure_queue("api", key_rate_limit=(1, 3))
+        _keyed(store, "api", *["a"] * 10)
+        assert len(store.claim("api", limit=2)) == 2  # 1 token left, the bucket stored
+        assert len(store.claim("api", limit=1)) == 1  # the last token: the stored bucket empty
+        assert store.claim("api", limit=5) == []
+
     def test_the_key_rate_bound_holds_over_every_window(
         self, store: ClaimStore, clock: ManualClock
     ) -> None:

@@ -71,6 +71,17 @@ class FlowContract(StoreFixtures):
         assert len(store.claim("api", limit=3)) == 1
         assert len(store.claim("free", limit=3)) == 3
 
+    def test_each_limited_queue_claims_under_its_own_limits(self, store: ClaimStore) -> None:
+        store.configure_queue("wide", concurrency_limit=5)  # stored first
+        store.configure_queue("api", concurrency_limit=1)
+        _fill(store, "api", 3)
+        _fill(store, "wide", 3)
+        for _ in range(2):  # the first claims learn both are limited, the next ones lock
+            claimed = [len(store.claim(queue, limit=3)) for queue in ("api", "wide")]
+        assert claimed == [0, 0]
+        assert _live(store, "api") == 1
+        assert _live(store, "wide") == 3
+
     def test_a_parked_attempt_holds_its_slot_until_it_ends(self, store: ClaimStore) -> None:
         store.configure_queue("api", concurrency_limit=1)
         _fill(store, "api", 2)

@@ -207,6 +207,9 @@ def _statement_recorder() -> tuple[dict[str, set[str]], Callable[[str], None]]:
 
         def recording(self: object, query: object, *args: object, **kwargs: object) -> object:
             name = names.get(query) if isinstance(query, str) else None
+            if name is None and isinstance(query, str) and query.lstrip().startswith("EXPLAIN"):
+                # a plan test: EXPLAIN (...) and the statement's text
+                name = next((n for text, n in names.items() if query.endswith(text)), None)
             if name is not None:
                 seen.setdefault(name, set()).add(current[0])
             return original(self, query, *args, **kwargs)

@@ -124,14 +124,20 @@ def test_claim_skips_a_job_another_transaction_holds(
     ],
     ids=["queue-limit", "turns", "keyed", "keyed-aged"],
 )
+@pytest.mark.parametrize("held_key", ["a", None], ids=["keyed", "key-less"])
 def test_a_limited_claim_skips_a_job_another_transaction_holds(
-    store: PostgresStore, holder: psycopg.Connection[Any], limits: Any, aging_s: float
+    store: PostgresStore,
+    holder: psycopg.Connection[Any],
+    limits: Any,
+    aging_s: float,
+    held_key: str | None,
 ) -> None:
-    """Each window a limited claim reads locks its candidates and skips a held one: not
-    locked, the held job would be granted and its claim wait for the row (then time out)."""
+    """Each window a limited claim reads locks its candidates and skips a held one, of a key
+    or of the key-less jobs: not locked, the held job would be granted and its claim wait for
+    the row (then time out)."""
     store.configure_queue("default", **limits)
     held, free = store.insert(
-        [NewJob(kind="k", concurrency_key="a"), NewJob(kind="k", concurrency_key="b")]
+        [NewJob(kind="k", concurrency_key=held_key), NewJob(kind="k", concurrency_key="b")]
     )
     _hold(holder, "jobs", held.id)
     claimed = store.claim("default", limit=2, priority_aging_s=aging_s)

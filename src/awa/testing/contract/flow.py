@@ -162,6 +162,19 @@ class FlowContract(StoreFixtures):
         )
         assert [job.id for job in store.claim("api", limit=3)] == [high.id, mid.id]
 
+    def test_a_limited_claim_of_fewer_than_the_queue_holds_takes_the_first_in_claim_order(
+        self, store: ClaimStore
+    ) -> None:
+        store.configure_queue("api", concurrency_limit=5)
+        _low, high, mid = store.insert(
+            [
+                NewJob(kind="k", queue="api", priority=4),
+                NewJob(kind="k", queue="api", priority=1),
+                NewJob(kind="k", queue="api", priority=2),
+            ]
+        )
+        assert [job.id for job in store.claim("api", limit=2)] == [high.id, mid.id]
+
     # -- rates --------------------------------------------------------------------------------
     def test_a_rate_limit_starts_a_burst_then_per_second(
         self, store: ClaimStore, clock: ManualClock

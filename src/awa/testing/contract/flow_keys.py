@@ -21,6 +21,7 @@ import pytest
 from awa.adapters.memory import ManualClock
 from awa.domain import (
     Complete,
+    CompleteCallback,
     Fail,
     Job,
     JobState,
@@ -392,8 +393,9 @@ class FlowKeysContract(StoreFixtures):
         assert _ids(store.claim("q", limit=5)) == [head.id]
         assert follower.state is JobState.AVAILABLE
 
-    def test_a_restored_older_job_waits_for_the_running_one_of_its_key(
-        self, store: ClaimStore
+    @pytest.mark.parametrize("parked", [False, True], ids=["running", "parked"])
+    def test_a_restored_older_job_waits_for_the_live_one_of_its_key(
+        self, store: ClaimStore, parked: bool
     ) -> None:
         store.set_dlq_enabled("q", True)
         first, second = _ordered(store, "q", "o", "o")
@@ -401,9 +403,13 @@ class FlowKeysContract(StoreFixtures):
         _finish(store, claimed.lease, Fail("gone", terminal=True))
         [running] = store.claim("q", limit=5)
         assert running.id == second.id
-        store.retry_from_dlq(first.id)  # older than the running one: the key's head again
+        callback_id = _park(store, running) if parked else None  # waiting is live too
+        store.retry_from_dlq(first.id)  # older than the live one: the key's head again
         assert store.claim("q", limit=5) == []
-        _finish(store, running.lease, Complete())
+        if callback_id is None:
+            _finish(store, running.lease, Complete())
+        else:
+            store.resolve_callback(callback_id, CompleteCallback(None))
         assert _ids(store.claim("q", limit=5)) == [first.id]
 
     def test_ordering_holds_on_a_queue_with_limits_too(self, store: ClaimStore) -> None:

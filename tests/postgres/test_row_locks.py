@@ -118,11 +118,12 @@ def test_claim_skips_a_job_another_transaction_holds(
     ("limits", "aging_s"),
     [
         ({"concurrency_limit": 5}, 0.0),
+        ({"concurrency_limit": 5}, 60.0),  # flow_candidates_aged.sql
         ({"key_concurrency_limit": 1}, 0.0),  # the turn window
         ({"key_rate_limit": (100.0, 10)}, 0.0),  # the keyed window
         ({"key_concurrency_limit": 1}, 60.0),  # the keyed window, aged
     ],
-    ids=["queue-limit", "turns", "keyed", "keyed-aged"],
+    ids=["queue-limit", "queue-limit-aged", "turns", "keyed", "keyed-aged"],
 )
 @pytest.mark.parametrize("held_key", ["a", None], ids=["keyed", "key-less"])
 def test_a_limited_claim_skips_a_job_another_transaction_holds(

@@ -225,10 +225,11 @@ class FlowKeysContract(StoreFixtures):
         assert len(claimed) == 3
         assert max(Counter(job.concurrency_key for job in claimed).values()) == 2
 
+    @pytest.mark.parametrize("key_rate", [None, (100.0, 100)], ids=["turns", "with-a-key-rate"])
     def test_a_parked_attempt_holds_its_keys_slot_and_a_rescue_gives_it_back(
-        self, store: ClaimStore, clock: ManualClock
+        self, store: ClaimStore, clock: ManualClock, key_rate: tuple[float, int] | None
     ) -> None:
-        store.configure_queue("api", key_concurrency_limit=1)
+        store.configure_queue("api", key_concurrency_limit=1, key_rate_limit=key_rate)
         _keyed(store, "api", "a", "a")
         [first] = store.claim("api", limit=5)
         _park(store, first, timeout_s=600)

@@ -162,6 +162,23 @@ class FlowContract(StoreFixtures):
         )
         assert [job.id for job in store.claim("api", limit=3)] == [high.id, mid.id]
 
+    def test_a_limited_claim_ages_priorities_as_a_plain_one(
+        self, store: ClaimStore, clock: ManualClock
+    ) -> None:
+        store.configure_queue("api", concurrency_limit=5)
+        [old] = store.insert([NewJob(kind="old", queue="api", priority=4)])
+        clock.advance(250)  # 2 whole steps of 100 s: effective priority 2
+        store.insert(
+            [
+                NewJob(kind="fresh", queue="api", priority=3),
+                NewJob(kind="tie", queue="api", priority=2),
+                NewJob(kind="later", queue="api", priority=4),
+            ]
+        )
+        order = [j.kind for j in store.claim("api", limit=2, priority_aging_s=100)]
+        assert order == ["old", "tie"]  # priority 2 by age, and older than "tie"
+        assert store.get_job(old.id).priority == 4
+
     def test_a_limited_claim_of_fewer_than_the_queue_holds_takes_the_first_in_claim_order(
         self, store: ClaimStore
     ) -> None:

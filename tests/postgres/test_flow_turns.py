@@ -113,6 +113,15 @@ def _grants(tx: PgTransaction, limit: int, turns: bool) -> list[int]:
     limit=2,
     turn=(None, False),
 )
+# the key-less jobs' turn first, of a worse priority than the keys': not one of the keys the
+# claim needs, so the walk goes on to b
+@example(
+    jobs=[(None, 2, True, "available"), ("a", 1, True, "available"), ("b", 1, True, "available")],
+    running=[],
+    cap=1,
+    limit=2,
+    turn=(None, False),
+)
 # fewer keys at the best priority than the claim takes: the walk visits every key, and the
 # rest are chosen by priority, then in the order walked (a, not c)
 @example(

@@ -418,6 +418,23 @@ def _read(nodes: list[dict[str, Any]], indexes: set[str]) -> int:
     )
 
 
+def _assert_keyed_index_scans(nodes: list[dict[str, Any]]) -> None:
+    """A keyed window's plan reads the jobs through their indexes only: no sequential or
+    bitmap scan of a jobs table, the keys' index among those that ran, and no other index
+    than the claim's, the live attempts' and the ordering filter's."""
+    assert "Seq Scan" not in {n["Node Type"] for n in _jobs_scans(nodes)}
+    assert not [n for n in nodes if "Bitmap" in n["Node Type"]]
+    ran = {n.get("Index Name") for n in _jobs_scans(nodes) if n["Actual Loops"]}
+    assert "jobs_hot_key_claim_idx" in ran
+    assert ran <= {
+        "jobs_hot_key_claim_idx",
+        "jobs_hot_claim_idx",
+        "jobs_hot_live_queue_idx",
+        "jobs_hot_ordering_idx",
+        "jobs_hot_ordering_live_idx",
+    }
+
+
 @pytest.mark.parametrize("plans", ["custom", "generic"])
 @pytest.mark.parametrize("statement", ["flow_candidates_keyed", "flow_candidates_keyed_aged"])
 def test_the_keyed_window_steps_over_the_keys_not_the_backlog(
@@ -430,16 +447,7 @@ def test_the_keyed_window_steps_over_the_keys_not_the_backlog(
         rows = nodes[0]["Actual Rows"]
         conn.rollback()
     assert "Seq Scan" not in {n["Node Type"] for n in nodes}
-    assert not [n for n in nodes if "Bitmap" in n["Node Type"]]
-    ran = {n.get("Index Name") for n in _jobs_scans(nodes) if n["Actual Loops"]}
-    assert "jobs_hot_key_claim_idx" in ran
-    assert ran <= {
-        "jobs_hot_key_claim_idx",
-        "jobs_hot_claim_idx",
-        "jobs_hot_live_queue_idx",
-        "jobs_hot_ordering_idx",
-        "jobs_hot_ordering_live_idx",
-    }
+    _assert_keyed_index_scans(nodes)
     # the ordered key gives its head only (its followers wait for it); each other key and the
     # key-less jobs their window
     assert rows == 1 + (KEYS - 1) * LIMIT + LIMIT
@@ -466,17 +474,7 @@ def test_the_turn_window_walks_the_keys_through_their_index(keyed_queue: str, pl
         )
         conn.rollback()
     # (awa.queues, analyzed with its one row, may be read whole: that is one page)
-    assert "Seq Scan" not in {n["Node Type"] for n in _jobs_scans(nodes)}
-    assert not [n for n in nodes if "Bitmap" in n["Node Type"]]
-    ran = {n.get("Index Name") for n in _jobs_scans(nodes) if n["Actual Loops"]}
-    assert "jobs_hot_key_claim_idx" in ran
-    assert ran <= {
-        "jobs_hot_key_claim_idx",
-        "jobs_hot_claim_idx",
-        "jobs_hot_live_queue_idx",
-        "jobs_hot_ordering_idx",
-        "jobs_hot_ordering_live_idx",
-    }
+    _assert_keyed_index_scans(nodes)
     # at most LIMIT keys visited (no key is at its limit), each a descent to find it and one
     # to its first job, and each chosen key's window of min(LIMIT, 5) + 1 jobs; the ordered
     # key's window steps over its 99 followers (an entry and an ordering descent each): not

@@ -249,10 +249,12 @@ class Job(_JobView[T]):
         [result] = await self._services.store_call(self._services.store.finish, [finish])
         self._parked(result)
         while True:
+            # cleared before the read, not after: a resume heard while the read is on its way
+            # must still wake the wait below (cleared after, it was lost until the next poll)
+            attempt.callback_wakeup.clear()
             done, payload = self._resumed(await self._services.store_call(self._get))
             if done:
                 return payload
-            attempt.callback_wakeup.clear()
             await self._services.wait(attempt.callback_wakeup, attempt.config.poll_interval_s)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from awa.adapters.memory import ManualClock
-from awa.domain import Complete, Fail, JobState, NewJob, RetryAfter, Snooze
+from awa.domain import Complete, Fail, Job, JobState, NewJob, RetryAfter, Snooze
 from awa.domain.flow import RateLimit
 from awa.ports import ClaimStore, Finish, QueueSettings
 from awa.testing.contract._helpers import StoreFixtures, _claim_one, _finish, _park
@@ -24,6 +24,10 @@ __all__ = ["FlowContract"]
 
 def _fill(store: ClaimStore, queue: str, count: int) -> None:
     store.insert([NewJob(kind="k", queue=queue) for _ in range(count)])
+
+
+def _by_priority(store: ClaimStore, queue: str, *priorities: int) -> list[Job]:
+    return store.insert([NewJob(kind="k", queue=queue, priority=p) for p in priorities])
 
 
 def _live(store: ClaimStore, queue: str) -> int:
@@ -153,13 +157,7 @@ class FlowContract(StoreFixtures):
 
     def test_a_limited_claim_keeps_the_claim_order(self, store: ClaimStore) -> None:
         store.configure_queue("api", concurrency_limit=2)
-        _low, high, mid = store.insert(
-            [
-                NewJob(kind="k", queue="api", priority=4),
-                NewJob(kind="k", queue="api", priority=1),
-                NewJob(kind="k", queue="api", priority=2),
-            ]
-        )
+        _low, high, mid = _by_priority(store, "api", 4, 1, 2)
         assert [job.id for job in store.claim("api", limit=3)] == [high.id, mid.id]
 
     def test_a_limited_claim_ages_priorities_as_a_plain_one(
@@ -183,13 +181,7 @@ class FlowContract(StoreFixtures):
         self, store: ClaimStore
     ) -> None:
         store.configure_queue("api", concurrency_limit=5)
-        _low, high, mid = store.insert(
-            [
-                NewJob(kind="k", queue="api", priority=4),
-                NewJob(kind="k", queue="api", priority=1),
-                NewJob(kind="k", queue="api", priority=2),
-            ]
-        )
+        _low, high, mid = _by_priority(store, "api", 4, 1, 2)
         assert [job.id for job in store.claim("api", limit=2)] == [high.id, mid.id]
 
     # -- rates --------------------------------------------------------------------------------
